@@ -1,0 +1,7 @@
+"""django-affordances: stable verbs, dynamic affordances for django-fsm models."""
+
+from __future__ import annotations
+
+from affordances.declarations import condition, guard, operation
+
+__all__ = ["condition", "guard", "operation"]

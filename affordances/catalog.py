@@ -1,0 +1,121 @@
+"""The stable operation catalog: built once per process, filtered per caller.
+
+The catalog depends on code and settings only, so it is built lazily on first use and
+kept until ``AFFORDANCES`` changes. What a caller sees is the subset it has the
+capability for — never a function of object state or of earlier requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from rest_framework.utils.encoders import JSONEncoder
+
+from affordances.operations import Operation, build_operations
+from affordances.resources import Resource, registered_resources
+
+__all__ = ["Catalog", "canonical_json", "get_catalog", "reset_catalog"]
+
+
+def canonical_json(data: Any) -> str:
+    """One byte-stable JSON text for hashing and golden files."""
+    return json.dumps(data, cls=JSONEncoder, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Catalog:
+    operations: tuple[Operation, ...]
+    resources: tuple[Resource, ...]
+
+    def __iter__(self) -> Iterator[Operation]:
+        return iter(self.operations)
+
+    @cached_property
+    def _by_name(self) -> dict[str, Operation]:
+        return {op.name: op for op in self.operations}
+
+    @cached_property
+    def _by_urn(self) -> dict[str, Operation]:
+        return {op.urn: op for op in self.operations}
+
+    @cached_property
+    def documents(self) -> dict[str, dict[str, Any]]:
+        """Each entry rendered once and reused by every request."""
+        return {op.name: op.document() for op in self.operations}
+
+    @cached_property
+    def _document_hashes(self) -> dict[str, str]:
+        return {
+            name: hashlib.sha256(canonical_json(doc).encode()).hexdigest()
+            for name, doc in self.documents.items()
+        }
+
+    def lookup(self, name_or_urn: str) -> Operation | None:
+        return self._by_name.get(name_or_urn) or self._by_urn.get(name_or_urn)
+
+    def for_user(self, user: Any) -> list[Operation]:
+        """The operations this caller may know about, in catalog order."""
+        return [op for op in self.operations if op.permits(user)]
+
+    def for_model(self, model: type) -> list[Operation]:
+        return [op for op in self.operations if op.resource.model is model]
+
+    def transitions_for(self, model: type) -> list[Operation]:
+        return [op for op in self.for_model(model) if op.is_transition]
+
+    def transition(self, model: type, method_name: str) -> Operation | None:
+        for op in self.transitions_for(model):
+            if op.method_name == method_name:
+                return op
+        return None
+
+    def resource_for(self, model: type) -> Resource | None:
+        for resource in self.resources:
+            if resource.model is model:
+                return resource
+        return None
+
+    def etag(self, operations: list[Operation]) -> str:
+        digest = hashlib.sha256()
+        for op in operations:
+            digest.update(self._document_hashes[op.name].encode())
+        return f'"{digest.hexdigest()[:32]}"'
+
+
+_lock = threading.Lock()
+_catalog: Catalog | None = None
+
+
+def get_catalog() -> Catalog:
+    global _catalog
+    catalog = _catalog
+    if catalog is None:
+        with _lock:
+            if _catalog is None:
+                resources = registered_resources()
+                operations: list[Operation] = []
+                for resource in resources:
+                    operations.extend(build_operations(resource))
+                _catalog = Catalog(operations=tuple(operations), resources=resources)
+            catalog = _catalog
+    return catalog
+
+
+def reset_catalog() -> None:
+    global _catalog
+    with _lock:
+        _catalog = None
+
+
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    if setting in {"AFFORDANCES", "ROOT_URLCONF"}:
+        reset_catalog()

@@ -1,0 +1,91 @@
+"""System checks: what the catalog cannot serve is reported at startup, not at request time."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
+
+from affordances.schemas import SchemaError
+
+# A description shorter than this cannot state a purpose and its consequences.
+MIN_DESCRIPTION_LENGTH = 40
+
+
+@checks.register()
+def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    from affordances.catalog import get_catalog, reset_catalog
+    from affordances.resources import registered_resources
+
+    messages: list[checks.CheckMessage] = []
+    try:
+        resources = registered_resources()
+    except ImproperlyConfigured as exc:
+        return [checks.Error(str(exc), id="affordances.E001")]
+    for resource in resources:
+        if not resource.fsm_fields:
+            messages.append(
+                checks.Error(
+                    f"{resource.options.label} is registered but has no FSMField.",
+                    id="affordances.E002",
+                )
+            )
+        field_names = {f.name for f in resource.model._meta.fields}
+        if resource.version_field not in field_names:
+            messages.append(
+                checks.Error(
+                    f"{resource.options.label} has no version field "
+                    f"{resource.version_field!r} (AFFORDANCES VERSION_FIELD).",
+                    id="affordances.E003",
+                )
+            )
+    if messages:
+        return messages
+    reset_catalog()
+    try:
+        catalog = get_catalog()
+    except SchemaError as exc:
+        return [
+            checks.Error(
+                f"An input serializer cannot be rendered as JSON Schema: {exc}",
+                id="affordances.E004",
+            )
+        ]
+    for name, count in Counter(op.name for op in catalog).items():
+        if count > 1:
+            messages.append(
+                checks.Error(
+                    f"{count} operations are named {name!r}; names must be unique.",
+                    hint="Give one of them @operation(name=...).",
+                    id="affordances.E005",
+                )
+            )
+    for op in catalog:
+        if not op.is_transition:
+            continue
+        where = f"{op.resource.model.__name__}.{op.method_name}"
+        if not op.description:
+            messages.append(
+                checks.Error(
+                    f"Transition {where} has no docstring; it is the operation's description.",
+                    id="affordances.E006",
+                )
+            )
+        elif len(op.description) < MIN_DESCRIPTION_LENGTH:
+            messages.append(
+                checks.Warning(
+                    f"The docstring of {where} is too thin to state a purpose.",
+                    hint="Say what it does, its consequences, arguments and conditions.",
+                    id="affordances.W001",
+                )
+            )
+        if op.spec is None or op.spec.title == "":
+            messages.append(
+                checks.Warning(
+                    f"Transition {where} has no @operation(title=...).",
+                    id="affordances.W002",
+                )
+            )
+    return messages

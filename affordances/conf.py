@@ -1,0 +1,104 @@
+"""The ``AFFORDANCES`` setting, read through one object.
+
+Read on every access (not cached at import) so ``override_settings`` works in tests.
+Unknown keys are rejected: a typo must not silently fall back to a default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.core.exceptions import ImproperlyConfigured
+
+__all__ = ["DEFAULTS", "MODEL_DEFAULTS", "ModelOptions", "settings"]
+
+DEFAULTS: dict[str, Any] = {
+    # urn:{NAMESPACE}:operation:{name}:v{N}
+    "NAMESPACE": "affordances",
+    # "app_label.Model" -> options (see MODEL_DEFAULTS); a list of labels also works.
+    "MODELS": {},
+    # How long an Idempotency-Key is remembered, in seconds.
+    "IDEMPOTENCY_TTL": 24 * 60 * 60,
+    # Origins (scheme://host[:port]) besides the server's own allowed to call the MCP endpoint.
+    "MCP_ALLOWED_ORIGINS": [],
+}
+
+MODEL_DEFAULTS: dict[str, Any] = {
+    # Dotted path of the DRF serializer of the representation (required for the REST face).
+    "SERIALIZER": None,
+    # Dotted path of a function (user) -> QuerySet of the objects this user may see.
+    "QUERYSET": None,
+    # URL name prefix of the model's routes (DRF router basename); default: model name.
+    "BASENAME": None,
+    # Resource name used in operation names (cancel_{resource}); default: model name.
+    "RESOURCE": None,
+    # Integer field holding the version, bumped by every transition.
+    "VERSION_FIELD": "version",
+    # Dotted path of a django-filter FilterSet whose filters become list_* arguments.
+    "FILTERSET": None,
+}
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    label: str
+    serializer: str | None
+    queryset: str | None
+    basename: str | None
+    resource: str | None
+    version_field: str
+    filterset: str | None
+
+
+class AffordancesSettings:
+    def _raw(self) -> Mapping[str, Any]:
+        raw = getattr(django_settings, "AFFORDANCES", {})
+        if not isinstance(raw, Mapping):
+            raise ImproperlyConfigured("AFFORDANCES must be a dict.")
+        unknown = sorted(set(raw) - set(DEFAULTS))
+        if unknown:
+            raise ImproperlyConfigured(
+                f"Unknown AFFORDANCES setting(s): {', '.join(unknown)}. "
+                f"Known: {', '.join(sorted(DEFAULTS))}."
+            )
+        return raw
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in DEFAULTS:
+            raise AttributeError(name)
+        return self._raw().get(name, DEFAULTS[name])
+
+    @property
+    def models(self) -> tuple[ModelOptions, ...]:
+        raw = self._raw().get("MODELS", {})
+        if isinstance(raw, list | tuple):
+            raw = {label: {} for label in raw}
+        if not isinstance(raw, Mapping):
+            raise ImproperlyConfigured("AFFORDANCES['MODELS'] must be a dict or a list of labels.")
+        options = []
+        for label, given in raw.items():
+            given = given or {}
+            unknown = sorted(set(given) - set(MODEL_DEFAULTS))
+            if unknown:
+                raise ImproperlyConfigured(
+                    f"Unknown option(s) for AFFORDANCES['MODELS'][{label!r}]: {', '.join(unknown)}."
+                )
+            merged = {**MODEL_DEFAULTS, **given}
+            options.append(
+                ModelOptions(
+                    label=label,
+                    serializer=merged["SERIALIZER"],
+                    queryset=merged["QUERYSET"],
+                    basename=merged["BASENAME"],
+                    resource=merged["RESOURCE"],
+                    version_field=merged["VERSION_FIELD"],
+                    filterset=merged["FILTERSET"],
+                )
+            )
+        return tuple(options)
+
+
+settings = AffordancesSettings()

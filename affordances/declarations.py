@@ -1,0 +1,118 @@
+"""Metadata declared next to a django-fsm transition.
+
+django-fsm already knows an operation's sources, targets, conditions and permission.
+What it does not know — a title, the input serializer, why the operation is refused in
+a given state, per-user guards, argument constraints — is declared here, in one place,
+and stored in the transition's own ``custom`` dict under the ``"affordances"`` key so
+that django-fsm's admin keys (``label``, ``form``…) never collide with ours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rest_framework import serializers
+
+__all__ = [
+    "CUSTOM_KEY",
+    "DEFAULT_CONDITION_REASON",
+    "DEFAULT_STATE_REASON",
+    "OperationSpec",
+    "condition",
+    "condition_reason",
+    "guard",
+    "operation",
+]
+
+CUSTOM_KEY = "affordances"
+DEFAULT_STATE_REASON = "invalid_state"
+DEFAULT_CONDITION_REASON = "condition_not_met"
+
+Guard = Callable[[Any, Any], bool]
+Constraints = Callable[[Any, Any], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class OperationSpec:
+    """What an operation adds to its django-fsm transition."""
+
+    title: str
+    input: type[serializers.Serializer] | None = None
+    name: str | None = None
+    version: int = 1
+    reasons: Mapping[str, str] = field(default_factory=dict)
+    guards: Sequence[Guard] = ()
+    constraints: Constraints | None = None
+    annotations: Mapping[str, bool] = field(default_factory=dict)
+
+
+def operation(
+    *,
+    title: str,
+    input: type[serializers.Serializer] | None = None,
+    name: str | None = None,
+    version: int = 1,
+    reasons: Mapping[str, str] | None = None,
+    guards: Sequence[Guard] = (),
+    constraints: Constraints | None = None,
+    annotations: Mapping[str, bool] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a transition as an operation. Apply it above ``@transition``.
+
+    ``reasons`` maps a state the operation cannot start from to a machine reason;
+    ``guards`` are ``(instance, user) -> bool`` rules made with :func:`guard`;
+    ``constraints`` is ``(instance, user) -> JSON Schema`` that may only narrow the
+    input schema.
+    """
+    spec = OperationSpec(
+        title=title,
+        input=input,
+        name=name,
+        version=version,
+        reasons=dict(reasons or {}),
+        guards=tuple(guards),
+        constraints=constraints,
+        annotations=dict(annotations or {}),
+    )
+
+    def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
+        meta = getattr(method, "_django_fsm", None)
+        if meta is None:
+            raise TypeError(
+                f"@operation must decorate a django-fsm @transition; {method.__name__} is not one."
+            )
+        # One Transition per source state; when `custom` was not given each has its own
+        # dict, so every one of them gets the spec.
+        for fsm_transition in meta.transitions.values():
+            fsm_transition.custom[CUSTOM_KEY] = spec
+        return method
+
+    return decorate
+
+
+def condition(reason: str) -> Callable[[Callable[[Any], bool]], Callable[[Any], bool]]:
+    """Give a django-fsm condition the machine reason reported when it fails."""
+
+    def decorate(func: Callable[[Any], bool]) -> Callable[[Any], bool]:
+        func.affordances_reason = reason  # type: ignore[attr-defined]
+        return func
+
+    return decorate
+
+
+def guard(reason: str) -> Callable[[Guard], Guard]:
+    """Mark an ``(instance, user) -> bool`` rule as a guard with its machine reason."""
+
+    def decorate(func: Guard) -> Guard:
+        func.affordances_reason = reason  # type: ignore[attr-defined]
+        return func
+
+    return decorate
+
+
+def condition_reason(func: Callable[..., Any]) -> str:
+    """The reason a condition or guard declared, or a generic one."""
+    return getattr(func, "affordances_reason", DEFAULT_CONDITION_REASON)

@@ -1,0 +1,308 @@
+"""The one execution path. Every face — REST, MCP, admin — runs operations through here.
+
+Inside one transaction, with the row locked, it re-checks everything an affordance
+promised: visibility and capability (404), version (412), state, conditions and guards
+(409), arguments against the input serializer and the constraints (400). Then it runs
+the django-fsm transition, bumps the version, saves and writes one audit record. Any
+failure leaves state, version, audit log and idempotency records as they were.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import connection, models, transaction
+from django_fsm import TransitionNotAllowed
+from jsonschema import Draft202012Validator
+from rest_framework import serializers
+
+from affordances import idempotency
+from affordances.evaluation import Available, Unavailable, evaluate
+from affordances.models import AuditRecord, Interface
+from affordances.operations import Operation
+from affordances.problems import Problem
+
+__all__ = ["Outcome", "Represent", "parse_version", "perform"]
+
+logger = logging.getLogger(__name__)
+
+Represent = Callable[[models.Model], dict[str, Any]]
+
+_MAX_BIGINT = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: int
+    body: dict[str, Any]
+    replayed: bool = False
+
+
+def parse_version(value: Any, *, name: str = "expectedVersion") -> int | None:
+    """An expected version from JSON (integer), HAL-FORMS (string) or If-Match."""
+    if value is None or value == "*":
+        return None
+    if isinstance(value, bool):
+        raise Problem.validation({name: ["Must be an integer version."]})
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value.strip())
+    else:
+        raise Problem.validation({name: ["Must be an integer version."]})
+    if not 1 <= number <= _MAX_BIGINT:
+        raise Problem.validation({name: ["Must be a positive version."]})
+    return number
+
+
+def _normalize_pk(operation: Operation, pk: Any) -> Any:
+    if operation.resource.pk_is_integer:
+        if isinstance(pk, bool):
+            raise Problem.not_found(operation.resource.name)
+        try:
+            number = int(pk)
+        except (TypeError, ValueError):
+            raise Problem.not_found(operation.resource.name) from None
+        if not 1 <= number <= _MAX_BIGINT or str(number) != str(pk).strip():
+            raise Problem.not_found(operation.resource.name)
+        return number
+    return str(pk)
+
+
+def _locked(queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
+    if connection.features.has_select_for_update_of:
+        return queryset.select_for_update(of=("self",))
+    return queryset.select_for_update()
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {key: _json_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(item) for item in value]
+    return value
+
+
+def _flatten_errors(detail: Any) -> dict[str, list[str]]:
+    if isinstance(detail, Mapping):
+        errors: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            name = "nonFieldErrors" if key == "non_field_errors" else str(key)
+            errors[name] = (
+                [str(item) for item in value] if isinstance(value, list) else [str(value)]
+            )
+        return errors
+    return {"nonFieldErrors": [str(item) for item in detail]}
+
+
+def _constraint_message(error: Any) -> str:
+    if error.validator == "enum":
+        return "Must be one of: " + ", ".join(str(v) for v in error.validator_value) + "."
+    if error.validator == "maximum":
+        return f"Must be at most {error.validator_value}."
+    if error.validator == "minimum":
+        return f"Must be at least {error.validator_value}."
+    if error.validator == "const":
+        return f"Must be {error.validator_value}."
+    return str(error.message)
+
+
+def validate_arguments(
+    operation: Operation, arguments: Mapping[str, Any], constraints: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Check arguments against the input serializer, then the constraints.
+
+    Returns the keyword arguments of the transition method and the arguments as the
+    API names them (for the audit record). Raises ``validation_error``.
+    """
+    input_class = operation.input_serializer or serializers.Serializer
+    known = set(input_class().fields) if operation.input_serializer else set()
+    errors = {name: ["Unknown argument."] for name in arguments if name not in known}
+    serializer = input_class(data=dict(arguments))
+    if not serializer.is_valid():
+        errors.update(_flatten_errors(serializer.errors))
+    if errors:
+        raise Problem.validation(errors)
+    validated = dict(serializer.validated_data)
+    typed: dict[str, Any] = {}
+    for name, field in serializer.fields.items():
+        if name in arguments and field.source in validated:
+            typed[name] = _json_value(validated[field.source])
+    if constraints:
+        constraint_errors: dict[str, list[str]] = {}
+        for error in Draft202012Validator(constraints).iter_errors(typed):
+            if error.validator == "required":
+                name = str(error.message).split("'")[1]
+            else:
+                name = str(error.path[0]) if error.path else "nonFieldErrors"
+            constraint_errors.setdefault(name, []).append(_constraint_message(error))
+        if constraint_errors:
+            raise Problem.validation(constraint_errors)
+    return validated, typed
+
+
+def perform(
+    *,
+    operation: Operation,
+    pk: Any,
+    user: Any,
+    arguments: Any,
+    via: str,
+    represent: Represent,
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
+) -> Outcome:
+    """Run ``operation`` on object ``pk`` for ``user``; raise :class:`Problem` if refused."""
+    if not operation.is_transition:
+        raise Problem.not_found("operation")
+    if via not in Interface.values:
+        raise ValueError(f"via must be one of {Interface.values}")
+    resource = operation.resource
+    if not isinstance(arguments, Mapping):
+        raise Problem.malformed("The arguments must be a JSON object.")
+    arguments = dict(arguments)
+
+    # 1. Visibility and capability: a hidden operation or object is simply not there.
+    pk = _normalize_pk(operation, pk)
+    if not operation.permits(user) or not resource.visible_queryset(user).filter(pk=pk).exists():
+        raise Problem.not_found(resource.name)
+
+    bound_id = arguments.pop(resource.id_argument, None)
+    body_version = arguments.pop("expectedVersion", None)
+
+    # 2. Idempotency: replay or refuse before any other check.
+    claimed: idempotency.Claim | None = None
+    if idempotency_key is not None:
+        print_ = idempotency.fingerprint(
+            operation=operation.urn,
+            pk=pk,
+            arguments={**arguments, "expectedVersion": body_version, "ifMatch": expected_version},
+        )
+        claimed = idempotency.claim(user=user, key=idempotency_key, print_=print_)
+        if claimed.replay:
+            return Outcome(
+                status=claimed.record.status_code or 200,
+                body=claimed.record.body or {},
+                replayed=True,
+            )
+
+    try:
+        with transaction.atomic():
+            outcome = _run(
+                operation=operation,
+                pk=pk,
+                user=user,
+                arguments=arguments,
+                bound_id=bound_id,
+                header_version=expected_version,
+                body_version=body_version,
+                via=via,
+                represent=represent,
+                claimed=claimed,
+            )
+    except Problem as problem:
+        if claimed is not None:
+            idempotency.release(claimed.record)
+        if problem.wants_current:
+            current = resource.visible_queryset(user).filter(pk=pk).first()
+            problem.current = represent(current) if current is not None else None
+        raise
+    except BaseException:
+        if claimed is not None:
+            idempotency.release(claimed.record)
+        raise
+    return outcome
+
+
+def _run(
+    *,
+    operation: Operation,
+    pk: Any,
+    user: Any,
+    arguments: dict[str, Any],
+    bound_id: Any,
+    header_version: int | None,
+    body_version: Any,
+    via: str,
+    represent: Represent,
+    claimed: idempotency.Claim | None,
+) -> Outcome:
+    resource = operation.resource
+    instance = _locked(resource.visible_queryset(user)).filter(pk=pk).first()
+    if instance is None:
+        raise Problem.not_found(resource.name)
+
+    # 3. Version.
+    expected = parse_version(body_version)
+    if header_version is not None and expected is not None and header_version != expected:
+        raise Problem.validation(
+            {"expectedVersion": ["Differs from the If-Match header; send one version."]}
+        )
+    expected = expected if expected is not None else header_version
+    current_version = getattr(instance, resource.version_field)
+    if expected is not None and expected != current_version:
+        raise Problem.stale_version(expected=expected, actual=current_version)
+
+    # 4. State, conditions, guards.
+    evaluation = evaluate(operation, instance, user)
+    if evaluation is None:
+        raise Problem.not_found(resource.name)
+    if isinstance(evaluation, Unavailable):
+        raise Problem.not_available(operation=operation.name, reason=evaluation.reason)
+    assert isinstance(evaluation, Available)
+
+    # 5. Arguments, against the serializer and this object's constraints.
+    if bound_id is not None and str(bound_id) != str(pk):
+        raise Problem.validation(
+            {resource.id_argument: ["Differs from the object addressed by the request."]}
+        )
+    kwargs, audit_arguments = validate_arguments(operation, arguments, evaluation.constraints)
+
+    # 6. Run the transition; any failure inside rolls the whole transaction back.
+    assert operation.method_name is not None and operation.fsm_field is not None
+    source = operation.fsm_field.get_state(instance)
+    try:
+        with transaction.atomic():
+            getattr(instance, operation.method_name)(**kwargs)
+            setattr(instance, resource.version_field, current_version + 1)
+            instance.save()
+    except TransitionNotAllowed:
+        raise Problem.not_available(operation=operation.name, reason="invalid_state") from None
+    except DjangoValidationError as exc:
+        raise Problem.validation(
+            _flatten_errors(getattr(exc, "message_dict", exc.messages))
+        ) from None
+    except Exception:
+        logger.exception("Transition %s failed on %s %s", operation.name, resource.name, pk)
+        raise Problem(
+            status=409,
+            code="transition_failed",
+            detail=f"{operation.name} failed and was rolled back; nothing changed.",
+            wants_current=True,
+        ) from None
+
+    AuditRecord.objects.create(
+        operation=operation.urn,
+        operation_name=operation.name,
+        content_type=ContentType.objects.get_for_model(resource.model),
+        object_id=str(instance.pk),
+        source_state=str(source),
+        target_state=str(operation.fsm_field.get_state(instance)),
+        arguments=audit_arguments,
+        user=user if getattr(user, "is_authenticated", False) else None,
+        username=getattr(user, "get_username", lambda: "")(),
+        via=via,
+        version=current_version + 1,
+    )
+    body = represent(instance)
+    if claimed is not None:
+        idempotency.complete(claimed.record, status_code=200, body=body)
+    return Outcome(status=200, body=body)

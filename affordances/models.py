@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.contenttypes.models import ContentType
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+
+
+class Interface(models.TextChoices):
+    API = "api", "REST API"
+    MCP = "mcp", "MCP"
+    ADMIN = "admin", "Admin"
+
+
+class AuditRecord(models.Model):
+    """One successful transition: written in the transaction that made it."""
+
+    operation = models.CharField(max_length=200, help_text="Operation URN.")
+    operation_name = models.CharField(max_length=100)
+    content_type = models.ForeignKey(ContentType, on_delete=models.PROTECT)
+    object_id = models.CharField(max_length=64)
+    source_state = models.CharField(max_length=64, blank=True)
+    target_state = models.CharField(max_length=64)
+    arguments = models.JSONField(default=dict, encoder=DjangoJSONEncoder)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Kept beside the foreign key so the record still says who after a user is deleted.
+    username = models.CharField(max_length=150, blank=True)
+    via = models.CharField(max_length=8, choices=Interface.choices)
+    version = models.PositiveIntegerField(help_text="The object's version after the operation.")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["content_type", "object_id", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.operation_name} {self.object_id}: {self.source_state} → {self.target_state}"
+
+
+class IdempotencyRecord(models.Model):
+    """A caller's Idempotency-Key: claimed before running, completed with the response."""
+
+    RUNNING = "running"
+    DONE = "done"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64, help_text="Hash of operation, object, arguments.")
+    state = models.CharField(
+        max_length=8, choices=[(RUNNING, "Running"), (DONE, "Done")], default=RUNNING
+    )
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    body = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        constraints = [
+            # The claim is this insert: concurrent duplicates collide here, not in a
+            # read-then-write race.
+            models.UniqueConstraint(fields=["user", "key"], name="affordances_idempotency_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.state})"

@@ -1,0 +1,344 @@
+"""One ``Operation`` per django-fsm transition (and per read) of a registered model.
+
+Everything django-fsm knows is read from its own objects — ``field.transitions``,
+each wrapper's ``_django_fsm`` meta and its ``Transition`` objects — never restated.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django_fsm import FSMFieldMixin, FSMMeta, Transition
+from rest_framework import serializers
+
+from affordances.conf import settings
+from affordances.declarations import CUSTOM_KEY, OperationSpec
+from affordances.resources import Resource
+from affordances.schemas import serializer_schema
+
+__all__ = ["Operation", "build_operations"]
+
+KIND_READ = "read"
+KIND_TRANSITION = "transition"
+
+_TRANSITION_ANNOTATIONS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": False,
+}
+_READ_ANNOTATIONS = {
+    "readOnlyHint": True,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Operation:
+    """A stable verb: identity, prose, schemas and, for transitions, the FSM facts."""
+
+    name: str
+    version: int
+    title: str
+    description: str
+    resource: Resource
+    kind: str
+    http_method: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    annotations: dict[str, bool]
+    permission: str | Callable[[Any, Any], bool] | None = None
+    method_name: str | None = None
+    fsm_field: FSMFieldMixin | None = None
+    fsm_meta: FSMMeta | None = None
+    sources: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    spec: OperationSpec | None = None
+    input_serializer: type[serializers.Serializer] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def urn(self) -> str:
+        slug = self.name.replace("_", "-")
+        return f"urn:{settings.NAMESPACE}:operation:{slug}:v{self.version}"
+
+    @property
+    def is_transition(self) -> bool:
+        return self.kind == KIND_TRANSITION
+
+    def permits(self, user: Any) -> bool:
+        """Whether the caller has the capability (the catalog's filter; state never matters).
+
+        A string permission is checked at model level — ``user.has_perm`` is cached per
+        user object, so a list of N objects costs no extra query. A callable permission
+        needs an object; it is checked by :func:`affordances.evaluation.evaluate`.
+        """
+        if not getattr(user, "is_authenticated", False):
+            return False
+        if isinstance(self.permission, str):
+            return bool(user.has_perm(self.permission))
+        return True
+
+    def transition_for(self, state: Any) -> Transition | None:
+        assert self.fsm_meta is not None
+        return self.fsm_meta.get_transition(state)
+
+    def document(self) -> dict[str, Any]:
+        """The catalog entry (SPEC §4)."""
+        doc: dict[str, Any] = {
+            "id": self.urn,
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "resource": self.resource.name,
+            "kind": self.kind,
+            "method": self.http_method,
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "annotations": self.annotations,
+        }
+        if self.is_transition:
+            assert self.fsm_field is not None
+            doc["transition"] = {
+                "field": self.fsm_field.name,
+                "source": list(self.sources),
+                "target": list(self.targets),
+            }
+        return doc
+
+
+def _docstring(func: Callable[..., Any]) -> str:
+    return inspect.cleandoc(func.__doc__ or "").strip()
+
+
+def _state(value: Any) -> str:
+    return str(value.value if hasattr(value, "value") else value)
+
+
+def _targets(fsm_transitions: list[Transition]) -> tuple[str, ...]:
+    targets: list[str] = []
+    for fsm_transition in fsm_transitions:
+        target = fsm_transition.target
+        if target is None:
+            # django-fsm: no target means the state does not change.
+            states = [fsm_transition.source]
+        elif hasattr(target, "allowed_states"):
+            states = list(target.allowed_states or [])
+        else:
+            states = [target]
+        for state in states:
+            if _state(state) not in targets:
+                targets.append(_state(state))
+    return tuple(targets)
+
+
+def _id_schema(resource: Resource) -> dict[str, Any]:
+    if resource.pk_is_integer:
+        return {"type": "integer", "minimum": 1}
+    return {"type": "string", "minLength": 1}
+
+
+def _transition_input_schema(resource: Resource, spec: OperationSpec) -> dict[str, Any]:
+    arguments = (
+        serializer_schema(spec.input, direction="request")
+        if spec.input is not None
+        else {"type": "object", "properties": {}}
+    )
+    properties = {
+        resource.id_argument: {
+            **_id_schema(resource),
+            "description": f"The id of the {resource.name}.",
+        },
+        **arguments.get("properties", {}),
+        "expectedVersion": {
+            "type": "integer",
+            "minimum": 1,
+            "description": (
+                f"The {resource.name}'s version you acted on (its validForVersion); "
+                "a stale version is refused with stale_version."
+            ),
+        },
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": properties,
+        "required": [resource.id_argument, *arguments.get("required", [])],
+        "additionalProperties": False,
+    }
+
+
+def representation_schema(resource: Resource, *, with_affordances: bool = True) -> dict[str, Any]:
+    """Output schema of one object: the resource serializer plus the affordance lists."""
+    if resource.serializer_class is None:
+        return {"type": "object"}
+    schema = serializer_schema(resource.serializer_class, direction="response")
+    if with_affordances:
+        schema["properties"]["affordances"] = {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "operation": {"type": "string"},
+                    "name": {"type": "string"},
+                    "title": {"type": "string"},
+                    "method": {"type": "string"},
+                    "target": {"type": "string", "format": "uri"},
+                    "arguments": {"type": "object"},
+                    "constraints": {"type": "object"},
+                    "validForVersion": {"type": "integer"},
+                },
+                "required": ["operation", "name", "method", "target", "arguments"],
+            },
+        }
+        schema["properties"]["unavailableAffordances"] = {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "operation": {"type": "string"},
+                    "name": {"type": "string"},
+                    "reason": {"type": "string"},
+                },
+                "required": ["operation", "name", "reason"],
+            },
+        }
+    return schema
+
+
+def _list_input_schema(resource: Resource) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    if resource.filterset_class is not None:
+        for name, filter_ in resource.filterset_class.base_filters.items():
+            choices = filter_.extra.get("choices")
+            if choices:
+                properties[name] = {"type": "string", "enum": [str(value) for value, _ in choices]}
+            else:
+                properties[name] = {"type": "string"}
+            label = filter_.label or name.replace("_", " ")
+            properties[name]["description"] = f"Only {resource.plural} whose {label} is this."
+    properties["page"] = {"type": "integer", "minimum": 1, "description": "Page number, from 1."}
+    properties["pageSize"] = {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 200,
+        "description": "Items per page (default 50).",
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
+
+
+def _read_operations(resource: Resource) -> list[Operation]:
+    item = representation_schema(resource)
+    get = Operation(
+        name=f"get_{resource.name}",
+        version=1,
+        title=f"Get {resource.name}",
+        description=(
+            f"Read one {resource.name} you may see, with the operations that apply to it now "
+            f"(`affordances`, each with its target, bound arguments, constraints and "
+            f"`validForVersion`) and, for operations you may use, why the others do not "
+            f"(`unavailableAffordances`). Read before you act; unknown or hidden ids are "
+            f"not_found."
+        ),
+        resource=resource,
+        kind=KIND_READ,
+        http_method="GET",
+        input_schema={
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                resource.id_argument: {
+                    **_id_schema(resource),
+                    "description": f"The id of the {resource.name}.",
+                }
+            },
+            "required": [resource.id_argument],
+            "additionalProperties": False,
+        },
+        output_schema=item,
+        annotations=dict(_READ_ANNOTATIONS),
+    )
+    list_ = Operation(
+        name=f"list_{resource.plural}",
+        version=1,
+        title=f"List {resource.plural}",
+        description=(
+            f"List the {resource.plural} you may see, newest last, 50 per page, each with its "
+            f"current affordances. Use the filters to narrow the list and `page` to move "
+            f"through it."
+        ),
+        resource=resource,
+        kind=KIND_READ,
+        http_method="GET",
+        input_schema=_list_input_schema(resource),
+        output_schema={
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer"},
+                "next": {"type": ["string", "null"]},
+                "previous": {"type": ["string", "null"]},
+                "results": {"type": "array", "items": item},
+            },
+            "required": ["count", "results"],
+        },
+        annotations=dict(_READ_ANNOTATIONS),
+    )
+    return [get, list_]
+
+
+def _transition_operations(resource: Resource) -> list[Operation]:
+    operations = []
+    item = representation_schema(resource)
+    for fsm_field in resource.fsm_fields:
+        wrappers = fsm_field.transitions.get(resource.model, {})
+        # getmembers() is alphabetical; the declaration order reads better and is stable.
+        ordered = sorted(
+            wrappers.items(),
+            key=lambda pair: inspect.unwrap(pair[1]).__code__.co_firstlineno,
+        )
+        for method_name, wrapper in ordered:
+            meta: FSMMeta = wrapper._django_fsm
+            fsm_transitions = list(meta.transitions.values())
+            first = fsm_transitions[0]
+            spec = first.custom.get(CUSTOM_KEY) or OperationSpec(
+                title=method_name.replace("_", " ").capitalize()
+            )
+            annotations = {**_TRANSITION_ANNOTATIONS, **spec.annotations}
+            operations.append(
+                Operation(
+                    name=spec.name or f"{method_name}_{resource.name}",
+                    version=spec.version,
+                    title=spec.title,
+                    description=_docstring(first.method),
+                    resource=resource,
+                    kind=KIND_TRANSITION,
+                    http_method="POST",
+                    input_schema=_transition_input_schema(resource, spec),
+                    output_schema=item,
+                    annotations=annotations,
+                    permission=first.permission,
+                    method_name=method_name,
+                    fsm_field=fsm_field,
+                    fsm_meta=meta,
+                    sources=tuple(_state(t.source) for t in fsm_transitions),
+                    targets=_targets(fsm_transitions),
+                    spec=spec,
+                    input_serializer=spec.input,
+                )
+            )
+    return operations
+
+
+def build_operations(resource: Resource) -> list[Operation]:
+    """Reads first, then transitions in declaration order."""
+    return [*_read_operations(resource), *_transition_operations(resource)]

@@ -1,0 +1,177 @@
+"""DRF serializers as JSON Schema 2020-12, and the rule that constraints only narrow.
+
+Field mapping is drf-spectacular's (choices, regex validators, lengths, bounds,
+formats); this module only turns its OpenAPI flavour into plain JSON Schema 2020-12
+and maps decimals to JSON numbers with ``multipleOf`` for their precision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from rest_framework import serializers
+
+__all__ = [
+    "ConstraintWidens",
+    "SchemaError",
+    "assert_narrows",
+    "serializer_schema",
+]
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+# Keywords a constraint may use, and how each must relate to the catalog's value.
+_BOUNDS_UPPER = ("maximum", "exclusiveMaximum", "maxLength", "maxItems")
+_BOUNDS_LOWER = ("minimum", "exclusiveMinimum", "minLength", "minItems")
+
+
+class SchemaError(Exception):
+    """A serializer that cannot be described as JSON Schema."""
+
+
+class ConstraintWidens(Exception):
+    """A constraint that would admit something the catalog's schema refuses."""
+
+
+def _auto_schema(direction: str) -> Any:
+    from drf_spectacular.openapi import AutoSchema
+    from drf_spectacular.plumbing import ComponentRegistry
+
+    auto = AutoSchema()
+    auto.registry = ComponentRegistry()
+    auto.method = "POST" if direction == "request" else "GET"
+    auto.path = "/"
+    auto.path_regex = "/"
+    # spectacular reads a few view attributes while mapping; a bare view is enough.
+    from rest_framework.views import APIView
+
+    view = APIView()
+    view.request = None
+    view.args, view.kwargs, view.format_kwarg = (), {}, None
+    auto.view = view
+    return auto
+
+
+def serializer_schema(
+    serializer: type[serializers.Serializer] | serializers.Serializer, *, direction: str
+) -> dict[str, Any]:
+    """The JSON Schema 2020-12 of a serializer's data in one direction (request/response)."""
+    instance = serializer() if isinstance(serializer, type) else serializer
+    auto = _auto_schema(direction)
+    try:
+        schema = auto._map_basic_serializer(instance, direction)
+    except Exception as exc:  # spectacular raises plain errors for unmappable fields
+        raise SchemaError(f"{type(instance).__name__}: {exc}") from exc
+    components = {
+        component.name: component.schema for component in auto.registry._components.values()
+    }
+    schema = _to_json_schema(_inline_refs(schema, components))
+    # The class docstring describes code, not data; the operation carries the prose.
+    schema.pop("description", None)
+    if direction == "request":
+        # Inputs take decimals as JSON numbers (strings are accepted too at execution);
+        # outputs keep DRF's decimal strings, so the response mapping stays spectacular's.
+        for name, field in instance.fields.items():
+            if isinstance(field, serializers.DecimalField) and name in schema.get("properties", {}):
+                schema["properties"][name] = _decimal_schema(field, schema["properties"][name])
+        schema["additionalProperties"] = False
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _decimal_schema(field: serializers.DecimalField, mapped: Mapping[str, Any]) -> dict[str, Any]:
+    """Money and other decimals travel as JSON numbers; precision is ``multipleOf``."""
+    schema: dict[str, Any] = {"type": "number"}
+    for key in ("title", "description", "readOnly", "writeOnly", "default"):
+        if key in mapped:
+            schema[key] = mapped[key]
+    if field.decimal_places is not None:
+        schema["multipleOf"] = Decimal(1).scaleb(-field.decimal_places)
+    if field.max_value is not None:
+        schema["maximum"] = Decimal(field.max_value)
+    elif field.max_whole_digits is not None:
+        schema["exclusiveMaximum"] = Decimal(10) ** field.max_whole_digits
+    if field.min_value is not None:
+        schema["minimum"] = Decimal(field.min_value)
+    elif field.max_whole_digits is not None:
+        schema["exclusiveMinimum"] = -(Decimal(10) ** field.max_whole_digits)
+    if field.allow_null:
+        schema["type"] = ["number", "null"]
+    return schema
+
+
+def _inline_refs(node: Any, components: Mapping[str, Any]) -> Any:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            target = components.get(ref.rsplit("/", 1)[-1])
+            if target is None:
+                raise SchemaError(f"Unresolvable reference {ref}")
+            return _inline_refs(target, components)
+        return {key: _inline_refs(value, components) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline_refs(item, components) for item in node]
+    return node
+
+
+def _to_json_schema(node: Any) -> Any:
+    """OpenAPI 3.0 schema objects → JSON Schema 2020-12 (nullable, boolean exclusives)."""
+    if isinstance(node, list):
+        return [_to_json_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _to_json_schema(value) for key, value in node.items()}
+    if out.pop("nullable", False):
+        kind = out.get("type")
+        if isinstance(kind, str):
+            out["type"] = [kind, "null"]
+        if "enum" in out and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+    for exclusive, bound in (("exclusiveMaximum", "maximum"), ("exclusiveMinimum", "minimum")):
+        if out.get(exclusive) is True and bound in out:
+            out[exclusive] = out.pop(bound)
+        elif out.get(exclusive) is False:
+            out.pop(exclusive)
+    # drf-spectacular marks ChoiceField enums with an OpenAPI-only type hint; keep enums.
+    out.pop("x-spec-enum-id", None)
+    return out
+
+
+def assert_narrows(base: Mapping[str, Any], constraint: Mapping[str, Any]) -> None:
+    """Refuse a constraint that could admit a value the base schema refuses."""
+    unknown = set(constraint) - {"properties", "required"}
+    if unknown:
+        raise ConstraintWidens(f"constraints may only use properties/required, not {unknown}")
+    base_properties = base.get("properties", {})
+    for name in constraint.get("required", []):
+        if name not in base_properties:
+            raise ConstraintWidens(f"required {name!r} is not an input of the operation")
+    for name, narrowed in constraint.get("properties", {}).items():
+        if name not in base_properties:
+            raise ConstraintWidens(f"{name!r} is not an input of the operation")
+        _assert_property_narrows(name, base_properties[name], narrowed)
+
+
+def _assert_property_narrows(
+    name: str, base: Mapping[str, Any], narrowed: Mapping[str, Any]
+) -> None:
+    for key, value in narrowed.items():
+        if key == "enum":
+            if "enum" in base and not set(value) <= set(base["enum"]):
+                raise ConstraintWidens(f"{name}.enum adds {set(value) - set(base['enum'])}")
+        elif key == "const":
+            if "enum" in base and value not in base["enum"]:
+                raise ConstraintWidens(f"{name}.const {value!r} is not in the catalog's enum")
+        elif key in _BOUNDS_UPPER:
+            if key in base and Decimal(str(value)) > Decimal(str(base[key])):
+                raise ConstraintWidens(f"{name}.{key} {value} exceeds {base[key]}")
+        elif key in _BOUNDS_LOWER:
+            if key in base and Decimal(str(value)) < Decimal(str(base[key])):
+                raise ConstraintWidens(f"{name}.{key} {value} is below {base[key]}")
+        elif key == "pattern":
+            # An extra pattern is applied together with the catalog's (allOf): it narrows.
+            continue
+        else:
+            raise ConstraintWidens(f"{name}.{key} is not a narrowing keyword")

@@ -1,0 +1,206 @@
+"""The REST face: the catalog endpoints and the action routes generated from it."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from django.http import QueryDict
+from django.utils.cache import patch_cache_control, patch_vary_headers
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.encoders import JSONEncoder
+from rest_framework.views import APIView
+
+from affordances.catalog import get_catalog
+from affordances.execution import perform
+from affordances.models import Interface
+from affordances.problems import Problem
+
+__all__ = ["OperationDetailView", "OperationListView", "TransitionActionsMixin"]
+
+_IF_MATCH = re.compile(r'^\s*"(\d{1,19})"\s*$')
+
+
+class NoArguments(serializers.Serializer):
+    """An operation that takes no arguments besides the object it acts on."""
+
+
+def _vary_private(response: Response) -> Response:
+    # The body depends on who asks: shared caches must not serve it to someone else.
+    patch_vary_headers(response, ["Authorization", "Cookie"])
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
+
+
+class ProblemSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    code = serializers.CharField()
+    detail = serializers.CharField()
+    reason = serializers.CharField(required=False)
+    errors = serializers.DictField(required=False)
+    current = serializers.DictField(required=False)
+
+
+class OperationListView(APIView):
+    """The caller's operation catalog (SPEC §4): stable, cacheable, deterministic."""
+
+    @extend_schema(
+        operation_id="operations_list",
+        responses={200: OpenApiResponse(description="The operation catalog.")},
+    )
+    def get(self, request: Request) -> Response:
+        catalog = get_catalog()
+        operations = catalog.for_user(request.user)
+        etag = catalog.etag(operations)
+        if etag in _etags(request.headers.get("If-None-Match", "")):
+            response = Response(status=status.HTTP_304_NOT_MODIFIED)
+        else:
+            response = Response({"operations": [catalog.documents[op.name] for op in operations]})
+        response["ETag"] = etag
+        return _vary_private(response)
+
+
+class OperationDetailView(APIView):
+    """One catalog entry, by name or URN; unknown and not permitted look the same."""
+
+    @extend_schema(
+        operation_id="operations_retrieve",
+        responses={
+            200: OpenApiResponse(description="One operation."),
+            404: ProblemSerializer,
+        },
+    )
+    def get(self, request: Request, ident: str) -> Response:
+        catalog = get_catalog()
+        operation = catalog.lookup(ident)
+        if operation is None or not operation.permits(request.user):
+            raise Problem.not_found("operation")
+        etag = catalog.etag([operation])
+        if etag in _etags(request.headers.get("If-None-Match", "")):
+            response = Response(status=status.HTTP_304_NOT_MODIFIED)
+        else:
+            response = Response(catalog.documents[operation.name])
+        response["ETag"] = etag
+        return _vary_private(response)
+
+
+def _etags(header: str) -> set[str]:
+    tags = {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()}
+    return tags
+
+
+def _if_match(request: Request) -> int | None:
+    header = request.headers.get("If-Match")
+    if header is None or header.strip() == "*":
+        return None
+    match = _IF_MATCH.match(header)
+    if match is None:
+        raise Problem.malformed('If-Match must be a quoted version, like "3", or *.')
+    return int(match.group(1))
+
+
+def _body(request: Request) -> dict[str, Any]:
+    data = request.data  # DRF raises ParseError (→ malformed_request) on bad JSON
+    if isinstance(data, QueryDict):
+        # A form post (browsable API): single values, without the CSRF token.
+        return {k: v for k, v in data.items() if k != "csrfmiddlewaretoken" and v != ""}
+    if not isinstance(data, dict):
+        raise Problem.malformed("The request body must be a JSON object.")
+    return data
+
+
+def _jsonable(data: Any) -> dict[str, Any]:
+    """A plain JSON object, the same whether served now or replayed later."""
+    return json.loads(json.dumps(data, cls=JSONEncoder))
+
+
+class TransitionActionsMixin:
+    """Add to a viewset of a registered model: ``POST {detail}/{transition}/`` per operation.
+
+    The routes are generated from the catalog when the viewset class is created, named
+    ``{basename}-{method_name}`` so affordance targets can reverse them.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        queryset = getattr(cls, "queryset", None)
+        if queryset is None:
+            return
+        for operation in get_catalog().transitions_for(queryset.model):
+            attribute = f"transition_{operation.method_name}"
+            if attribute not in cls.__dict__:
+                setattr(cls, attribute, _make_action(operation.name, operation.method_name))
+
+    def _perform_transition(self, request: Request, pk: Any, method_name: str) -> Response:
+        operation = get_catalog().transition(self.queryset.model, method_name)  # type: ignore[attr-defined]
+        if operation is None:
+            raise Problem.not_found("operation")
+        outcome = perform(
+            operation=operation,
+            pk=pk,
+            user=request.user,
+            arguments=_body(request),
+            via=Interface.API,
+            represent=self._represent,
+            expected_version=_if_match(request),
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        response = Response(outcome.body, status=outcome.status)
+        version = outcome.body.get("version")
+        if version is not None:
+            response["ETag"] = f'"{version}"'
+        if outcome.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return _vary_private(response)
+
+    def _represent(self, instance: Any) -> dict[str, Any]:
+        # The action's serializer_class is its input; the answer is the resource itself.
+        resource = get_catalog().resource_for(type(instance))
+        serializer_class = resource.serializer_class if resource else None
+        if serializer_class is None:
+            return {"id": instance.pk}
+        context = self.get_serializer_context()  # type: ignore[attr-defined]
+        return _jsonable(serializer_class(instance, context=context).data)
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        response = super().retrieve(request, *args, **kwargs)  # type: ignore[misc]
+        version = response.data.get("version") if isinstance(response.data, dict) else None
+        if version is not None:
+            response["ETag"] = f'"{version}"'
+        return _vary_private(response)
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return _vary_private(super().list(request, *args, **kwargs))  # type: ignore[misc]
+
+
+def _make_action(operation_name: str, method_name: str) -> Any:
+    operation = get_catalog().lookup(operation_name)
+    assert operation is not None
+    problems = {code: ProblemSerializer for code in (400, 404, 409, 412, 422)}
+
+    def handler(self: Any, request: Request, pk: Any = None) -> Response:
+        return self._perform_transition(request, pk, method_name)
+
+    handler.__name__ = f"transition_{method_name}"
+    handler.__doc__ = operation.description
+    handler = extend_schema(
+        operation_id=operation.name,
+        summary=operation.title,
+        description=operation.description,
+        request=operation.input_serializer,
+        responses={200: operation.resource.serializer_class, **problems},
+    )(handler)
+    return action(
+        detail=True,
+        methods=["post"],
+        url_path=method_name,
+        url_name=method_name,
+        serializer_class=operation.input_serializer or NoArguments,
+    )(handler)

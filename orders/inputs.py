@@ -1,0 +1,42 @@
+"""Input serializers of the order operations: what each transition takes."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.core.validators import RegexValidator
+from rest_framework import serializers
+
+from orders.rules import CANCEL_REASONS
+
+
+class ShipOrderInput(serializers.Serializer):
+    trackingNumber = serializers.CharField(
+        source="tracking_number",
+        max_length=20,
+        min_length=8,
+        validators=[RegexValidator(r"^[A-Z0-9]{8,20}$", "Use 8 to 20 capital letters or digits.")],
+        help_text="Carrier tracking number: 8 to 20 capital letters or digits.",
+    )
+
+
+class CancelOrderInput(serializers.Serializer):
+    reason = serializers.ChoiceField(
+        choices=[(reason, reason.replace("_", " ").capitalize()) for reason in CANCEL_REASONS],
+        help_text="Why the order is cancelled.",
+    )
+    note = serializers.CharField(
+        required=False, allow_blank=True, max_length=500, help_text="Free text for the record."
+    )
+
+
+class RefundOrderInput(serializers.Serializer):
+    amount = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        min_value=Decimal("0.01"),
+        help_text="Amount to refund, in the order's currency; at most the order total.",
+    )
+    note = serializers.CharField(
+        required=False, allow_blank=True, max_length=500, help_text="Free text for the record."
+    )

@@ -1,0 +1,144 @@
+"""Writes of the orders domain that are not transitions: creation and the demo data.
+
+Transitions run only through ``affordances.execution.perform``; this module never
+touches ``status`` after an order exists.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractUser, Group
+from django.db import transaction
+from django.utils import timezone
+
+from orders.models import Order, OrderStatus, PaymentStatus
+
+DEMO_STAFF = {
+    "support": "support",
+    "warehouse": "warehouse",
+    "supervisor": "supervisor",
+    "auditor": "auditor",
+}
+DEMO_CUSTOMERS = ("alice", "bob")
+
+
+@dataclass(frozen=True)
+class DemoOrder:
+    key: str
+    customer: str
+    status: str
+    total: str
+    payment_status: str
+    tracking_number: str | None = None
+    delivered_days_ago: int | None = None
+
+
+DEMO_ORDERS: tuple[DemoOrder, ...] = (
+    DemoOrder("demo-01", "alice", "pending", "250.00", "authorized"),
+    DemoOrder("demo-02", "alice", "pending", "2500.00", "authorized"),
+    DemoOrder("demo-03", "alice", "pending", "80.00", "pending"),
+    DemoOrder("demo-04", "alice", "pending", "75.00", "failed"),
+    DemoOrder("demo-05", "alice", "confirmed", "120.00", "authorized"),
+    DemoOrder("demo-06", "alice", "shipped", "60.00", "authorized", tracking_number="TRK00000001"),
+    DemoOrder("demo-07", "alice", "delivered", "300.00", "authorized", delivered_days_ago=3),
+    DemoOrder("demo-08", "alice", "delivered", "90.00", "authorized", delivered_days_ago=45),
+    DemoOrder("demo-09", "alice", "cancelled", "40.00", "authorized"),
+    DemoOrder("demo-10", "bob", "pending", "500.00", "authorized"),
+    DemoOrder("demo-11", "bob", "confirmed", "1500.00", "authorized"),
+    DemoOrder("demo-12", "bob", "shipped", "42.00", "authorized", tracking_number="TRK00000002"),
+)
+
+
+@dataclass(frozen=True)
+class SeedResult:
+    usernames: tuple[str, ...]
+    password: str
+    password_generated: bool
+    orders_created: int
+
+
+def order_create(
+    *,
+    customer: AbstractUser,
+    total: Decimal,
+    description: str = "",
+    currency: str = "EUR",
+    payment_status: str = PaymentStatus.AUTHORIZED,
+) -> Order:
+    """A new order starts pending, at version 1."""
+    return Order.objects.create(
+        customer=customer,
+        total=total,
+        description=description,
+        currency=currency,
+        payment_status=payment_status,
+    )
+
+
+def _demo_user(username: str, *, password: str, group: str | None, superuser: bool) -> AbstractUser:
+    user_model = get_user_model()
+    user, _ = user_model.objects.get_or_create(username=username)
+    user.email = f"{username}@example.com"
+    user.is_staff = superuser or group in DEMO_STAFF.values()
+    user.is_superuser = superuser
+    user.set_password(password)
+    user.save()
+    if group is not None:
+        user.groups.set([Group.objects.get(name=group)])
+    return user
+
+
+@transaction.atomic
+def seed_demo(*, password: str | None = None, reset: bool = False) -> SeedResult:
+    """Create the demo users and orders of SPEC §9; safe to run again."""
+    generated = password is None
+    if password is None:
+        password = secrets.token_urlsafe(12)
+
+    users = {"admin": _demo_user("admin", password=password, group=None, superuser=True)}
+    for username, group in DEMO_STAFF.items():
+        users[username] = _demo_user(username, password=password, group=group, superuser=False)
+    for username in DEMO_CUSTOMERS:
+        users[username] = _demo_user(username, password=password, group="customer", superuser=False)
+
+    if reset:
+        Order.objects.all().delete()
+
+    now = timezone.now()
+    created = 0
+    for spec in DEMO_ORDERS:
+        customer = users[spec.customer]
+        if Order.objects.filter(customer=customer, description=_description(spec)).exists():
+            continue
+        # Demo orders are born in their seeded state: this is data, not a transition,
+        # so it is the one place an order is created outside ``pending``.
+        Order.objects.create(
+            customer=customer,
+            description=_description(spec),
+            status=OrderStatus(spec.status),
+            total=Decimal(spec.total),
+            currency="EUR",
+            payment_status=spec.payment_status,
+            tracking_number=spec.tracking_number,
+            delivered_at=(
+                now - timedelta(days=spec.delivered_days_ago)
+                if spec.delivered_days_ago is not None
+                else None
+            ),
+        )
+        created += 1
+    return SeedResult(
+        usernames=tuple(users),
+        password=password,
+        password_generated=generated,
+        orders_created=created,
+    )
+
+
+def _description(spec: DemoOrder) -> str:
+    return f"Demo order {spec.key}"
