@@ -13,7 +13,14 @@ from affordances.declarations import DEFAULT_STATE_REASON, condition_reason
 from affordances.operations import Operation
 from affordances.schemas import assert_narrows
 
-__all__ = ["Available", "Evaluation", "Unavailable", "constraints_for", "evaluate"]
+__all__ = [
+    "Available",
+    "Evaluation",
+    "Unavailable",
+    "constraints_for",
+    "evaluate",
+    "evaluate_permitted",
+]
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,14 @@ def evaluate(operation: Operation, instance: Any, user: Any) -> Evaluation:
     """
     if not operation.is_transition or not operation.permits(user):
         return None
+    return evaluate_permitted(operation, instance, user)
+
+
+def evaluate_permitted(operation: Operation, instance: Any, user: Any) -> Evaluation:
+    """:func:`evaluate` for a caller already known to hold the operation's capability.
+
+    Lists check the capability once per request, not once per row.
+    """
     assert operation.fsm_field is not None and operation.fsm_meta is not None
     if callable(operation.permission) and not operation.permission(instance, user):
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from django_fsm import FSMFieldMixin, FSMMeta, Transition
@@ -62,7 +63,7 @@ class Operation:
     input_serializer: type[serializers.Serializer] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def urn(self) -> str:
         slug = self.name.replace("_", "-")
         return f"urn:{settings.NAMESPACE}:operation:{slug}:v{self.version}"

@@ -7,7 +7,7 @@ from typing import Any
 from django.urls import NoReverseMatch, reverse
 
 from affordances.catalog import get_catalog
-from affordances.evaluation import Available, Unavailable, evaluate
+from affordances.evaluation import Available, Unavailable, evaluate_permitted
 from affordances.operations import Operation
 
 __all__ = ["AffordancesMixin", "affordance_lists", "wants_affordances"]
@@ -57,10 +57,12 @@ def affordance_lists(
     targets: _Targets,
     version_field: str,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The two lists for one object; ``operations`` are those the caller may know about."""
     available: list[dict[str, Any]] = []
     unavailable: list[dict[str, Any]] = []
+    version = getattr(instance, version_field)
     for operation in operations:
-        result = evaluate(operation, instance, user)
+        result = evaluate_permitted(operation, instance, user)
         if isinstance(result, Available):
             available.append(
                 {
@@ -71,7 +73,7 @@ def affordance_lists(
                     "target": targets.url(operation, instance.pk),
                     "arguments": {operation.resource.id_argument: instance.pk},
                     "constraints": result.constraints,
-                    "validForVersion": getattr(instance, version_field),
+                    "validForVersion": version,
                 }
             )
         elif isinstance(result, Unavailable):

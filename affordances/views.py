@@ -190,17 +190,18 @@ def _make_action(operation_name: str, method_name: str) -> Any:
 
     handler.__name__ = f"transition_{method_name}"
     handler.__doc__ = operation.description
-    handler = extend_schema(
-        operation_id=operation.name,
-        summary=operation.title,
-        description=operation.description,
-        request=operation.input_serializer,
-        responses={200: operation.resource.serializer_class, **problems},
-    )(handler)
-    return action(
+    handler = action(
         detail=True,
         methods=["post"],
         url_path=method_name,
         url_name=method_name,
         serializer_class=operation.input_serializer or NoArguments,
+    )(handler)
+    # After @action, which replaces the function's kwargs where spectacular keeps its own.
+    return extend_schema(
+        operation_id=operation.name,
+        summary=operation.title,
+        description=operation.description,
+        request=operation.input_serializer,
+        responses={200: operation.resource.serializer_class, **problems},
     )(handler)

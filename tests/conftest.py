@@ -1,0 +1,61 @@
+"""Shared fixtures: the demo data of SPEC §9 and API clients per role."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth.models import AbstractUser
+from rest_framework.test import APIClient
+
+from affordances.catalog import reset_catalog
+from orders.models import Order
+from orders.services import DEMO_ORDERS, seed_demo
+
+DEMO_PASSWORD = "demo-password-for-tests"
+ROLES = ("admin", "support", "warehouse", "supervisor", "auditor", "alice", "bob")
+
+
+@dataclass
+class Demo:
+    users: dict[str, AbstractUser]
+    orders: dict[str, Order]
+
+    def order(self, key: str) -> Order:
+        """A fresh copy of a demo order by its key (demo-01 … demo-12)."""
+        return Order.objects.get(pk=self.orders[key].pk)
+
+
+@pytest.fixture
+def demo(db: None) -> Demo:
+    seed_demo(password=DEMO_PASSWORD)
+    from django.contrib.auth import get_user_model
+
+    users = {u.username: u for u in get_user_model().objects.filter(username__in=ROLES)}
+    orders = {
+        spec.key: Order.objects.get(description=f"Demo order {spec.key}") for spec in DEMO_ORDERS
+    }
+    return Demo(users=users, orders=orders)
+
+
+@pytest.fixture
+def api(demo: Demo) -> Callable[[str], APIClient]:
+    """``api("alice")``: an API client authenticated as that demo user."""
+
+    def make(username: str) -> APIClient:
+        client = APIClient()
+        # A fresh user object per client: permission caches must not leak between roles.
+        from django.contrib.auth import get_user_model
+
+        client.force_authenticate(get_user_model().objects.get(username=username))
+        return client
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_catalog() -> None:
+    # Tests that override AFFORDANCES reset it through setting_changed; this keeps one
+    # test's catalog from being another's starting point.
+    reset_catalog()
