@@ -110,7 +110,7 @@ class Command(BaseCommand):
             for label, query in (("plain", "&affordances=none"), ("afford", "")):
                 url = f"/api/orders/?page_size={size}{query}"
 
-                def fetch(url: str = url) -> None:
+                def fetch(url: str = url, size: int = size) -> None:
                     client = APIClient()
                     client.force_authenticate(user_model.objects.get(username=options["user"]))
                     response = client.get(url)

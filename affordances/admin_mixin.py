@@ -1,0 +1,360 @@
+"""``AffordanceAdminMixin``: the Django admin as a face of the catalog and execution path.
+
+It knows no model in particular: the Actions panel, the argument forms, the history,
+the change-list column and the bulk actions all come from the catalog, ``evaluate`` and
+``perform(via="admin")``. Nothing here decides whether an operation may run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import PermissionDenied
+from django.db.models import Model, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html_join
+
+from affordances.admin_forms import operation_form_class
+from affordances.catalog import get_catalog
+from affordances.diagrams import state_diagram
+from affordances.evaluation import Available, Unavailable, evaluate
+from affordances.execution import perform
+from affordances.models import AuditRecord, Interface
+from affordances.operations import Operation
+from affordances.problems import Problem
+
+__all__ = ["AffordanceAdminMixin", "human_reason"]
+
+
+def human_reason(reason: str) -> str:
+    """``payment_not_authorized`` → ``payment not authorized``."""
+    return reason.replace("_", " ")
+
+
+def _represent(instance: Model) -> dict[str, Any]:
+    # The admin re-reads the object after a run; the body is only kept for idempotency.
+    return {"id": instance.pk}
+
+
+class AffordanceAdminMixin:
+    """Mix into the ``ModelAdmin`` of a model registered in ``AFFORDANCES['MODELS']``."""
+
+    change_form_template = "affordances/admin/change_form.html"
+    operation_form_template = "affordances/admin/operation_form.html"
+    bulk_operation_template = "affordances/admin/bulk_operation.html"
+    catalog_template = "affordances/admin/catalog.html"
+
+    model: type[Model]
+    admin_site: admin.AdminSite
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _operations(self, user: Any) -> list[Operation]:
+        return [op for op in get_catalog().transitions_for(self.model) if op.permits(user)]
+
+    def _operation(self, request: HttpRequest, name: str) -> Operation:
+        operation = get_catalog().lookup(name)
+        if (
+            operation is None
+            or operation.resource.model is not self.model
+            or not operation.is_transition
+            or not operation.permits(request.user)
+        ):
+            raise Http404("No such operation.")
+        return operation
+
+    def _url(self, name: str, *args: Any) -> str:
+        opts = self.model._meta
+        return reverse(
+            f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_{name}", args=args
+        )
+
+    def _version(self, obj: Model) -> int:
+        resource = get_catalog().resource_for(self.model)
+        return getattr(obj, resource.version_field) if resource else 0
+
+    # -- URLs ----------------------------------------------------------------------
+
+    def get_urls(self) -> list[Any]:
+        opts = self.model._meta
+        info = f"{opts.app_label}_{opts.model_name}"
+        wrap = self.admin_site.admin_view
+        return [
+            path("catalog/", wrap(self.catalog_view), name=f"{info}_catalog"),
+            path(
+                "<path:object_id>/operation/<str:name>/",
+                wrap(self.operation_view),
+                name=f"{info}_operation",
+            ),
+            *super().get_urls(),  # type: ignore[misc]
+        ]
+
+    # -- change page ---------------------------------------------------------------
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        extra_context = dict(extra_context or {})
+        obj = self.get_object(request, object_id)  # type: ignore[attr-defined]
+        if obj is not None:
+            extra_context.update(self._panel_context(request, obj))
+        return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
+
+    def _panel_context(self, request: HttpRequest, obj: Model) -> dict[str, Any]:
+        available, unavailable = [], []
+        for operation in self._operations(request.user):
+            result = evaluate(operation, obj, request.user)
+            if isinstance(result, Available):
+                available.append(
+                    {
+                        "operation": operation,
+                        "has_inputs": operation.input_serializer is not None,
+                        "url": self._url("operation", obj.pk, operation.name),
+                    }
+                )
+            elif isinstance(result, Unavailable):
+                unavailable.append(
+                    {
+                        "operation": operation,
+                        "reason": result.reason,
+                        "sentence": human_reason(result.reason),
+                    }
+                )
+        history = AuditRecord.objects.filter(
+            content_type=ContentType.objects.get_for_model(self.model), object_id=str(obj.pk)
+        ).order_by("-created_at", "-id")
+        return {
+            "affordances_available": available,
+            "affordances_unavailable": unavailable,
+            "affordances_version": self._version(obj),
+            "affordances_history": [
+                {"record": record, "arguments": json.dumps(record.arguments, sort_keys=True)}
+                for record in history
+            ],
+            "affordances_catalog_url": self._url("catalog"),
+        }
+
+    # -- one operation on one object -----------------------------------------------
+
+    def operation_view(self, request: HttpRequest, object_id: str, name: str) -> HttpResponse:
+        obj = self.get_object(request, object_id)  # type: ignore[attr-defined]
+        if obj is None or not self.has_view_or_change_permission(request, obj):  # type: ignore[attr-defined]
+            raise Http404("No such object.")
+        operation = self._operation(request, name)
+        change_url = self._url("change", obj.pk)
+        result = evaluate(operation, obj, request.user)
+        if result is None:
+            raise Http404("No such operation.")
+        constraints = result.constraints if isinstance(result, Available) else {}
+        form_class = operation_form_class(operation.input_serializer, constraints)
+
+        if request.method == "POST":
+            form = form_class(request.POST)
+            # The version the form was rendered for travels as expectedVersion: the
+            # execution path refuses the run if the object changed meanwhile.
+            arguments = {
+                key: value
+                for key, value in request.POST.items()
+                if key in form.fields and value != ""
+            }
+            try:
+                perform(
+                    operation=operation,
+                    pk=obj.pk,
+                    user=request.user,
+                    arguments=arguments,
+                    via=Interface.ADMIN,
+                    represent=_represent,
+                )
+            except Problem as problem:
+                if problem.code == "validation_error":
+                    for field, errors in (problem.errors or {}).items():
+                        target = field if field in form.fields else None
+                        for error in errors:
+                            form.add_error(target, error)
+                    return self._render_operation_form(request, obj, operation, form, status=400)
+                self._message_refusal(request, operation, obj, problem)
+                return HttpResponseRedirect(change_url)
+            obj.refresh_from_db()
+            state = operation.fsm_field.get_state(obj) if operation.fsm_field else ""
+            self.message_user(  # type: ignore[attr-defined]
+                request,
+                f"{operation.title}: done. The {self.model._meta.verbose_name} is now {state} "
+                f"(version {self._version(obj)}).",
+                messages.SUCCESS,
+            )
+            return HttpResponseRedirect(change_url)
+
+        if isinstance(result, Unavailable):
+            self._message_refusal(
+                request,
+                operation,
+                obj,
+                Problem.not_available(operation=operation.name, reason=result.reason),
+            )
+            return HttpResponseRedirect(change_url)
+        form = form_class(initial={"expectedVersion": self._version(obj)})
+        return self._render_operation_form(request, obj, operation, form)
+
+    def _render_operation_form(
+        self, request: HttpRequest, obj: Model, operation: Operation, form: Any, status: int = 200
+    ) -> HttpResponse:
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "original": obj,
+            "operation": operation,
+            "form": form,
+            "title": f"{operation.title}: {obj}",
+            "change_url": self._url("change", obj.pk),
+        }
+        return TemplateResponse(request, self.operation_form_template, context, status=status)
+
+    def _message_refusal(
+        self, request: HttpRequest, operation: Operation, obj: Model, problem: Problem
+    ) -> None:
+        if problem.code == "not_found":
+            raise Http404("No such object.")
+        fresh = self.model._default_manager.filter(pk=obj.pk).first()
+        state = (
+            operation.fsm_field.get_state(fresh)
+            if fresh is not None and operation.fsm_field
+            else ""
+        )
+        if problem.code == "stale_version":
+            text = (
+                f"This {self.model._meta.verbose_name} changed since you opened it; nothing was "
+                f"done. It is now {state} (version {self._version(fresh) if fresh else '?'}). "
+                "Check it and try again."
+            )
+        elif problem.code == "operation_not_available":
+            text = f"{operation.title} is no longer available: {problem.reason}"
+        else:
+            text = f"{operation.title} failed: {problem.detail}"
+        self.message_user(request, text, messages.ERROR)  # type: ignore[attr-defined]
+
+    # -- change list -----------------------------------------------------------------
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        base = list(super().get_list_display(request))  # type: ignore[misc]
+        operations = self._operations(request.user)
+
+        def available_operations(obj: Model) -> str:
+            titles = [
+                op.title
+                for op in operations
+                if isinstance(evaluate(op, obj, request.user), Available)
+            ]
+            return format_html_join(", ", "{}", ((title,) for title in titles)) or "—"
+
+        available_operations.short_description = "Available operations"  # type: ignore[attr-defined]
+        return [*base, available_operations]
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = dict(super().get_actions(request))  # type: ignore[misc]
+        for operation in self._operations(request.user):
+            name = f"operation_{operation.name}"
+            actions[name] = (self._bulk_action(operation), name, f"{operation.title} (selected)")
+        return actions
+
+    def _bulk_action(self, operation: Operation) -> Callable[..., HttpResponse | None]:
+        def run(modeladmin: Any, request: HttpRequest, queryset: QuerySet[Any]) -> Any:
+            form_class = operation_form_class(operation.input_serializer, {})
+            if operation.input_serializer is not None and "apply" not in request.POST:
+                return self._render_bulk_form(request, operation, queryset, form_class())
+            form = form_class(request.POST) if operation.input_serializer else None
+            arguments = {
+                key: value
+                for key, value in request.POST.items()
+                if form is not None
+                and key in form.fields
+                and value != ""
+                and key != "expectedVersion"
+            }
+            for obj in queryset.order_by("pk"):
+                self._bulk_one(request, operation, obj, arguments)
+            return None
+
+        run.__name__ = f"operation_{operation.name}"
+        return run
+
+    def _bulk_one(
+        self, request: HttpRequest, operation: Operation, obj: Model, arguments: dict[str, Any]
+    ) -> None:
+        try:
+            perform(
+                operation=operation,
+                pk=obj.pk,
+                user=request.user,
+                arguments=arguments,
+                via=Interface.ADMIN,
+                represent=_represent,
+            )
+        except Problem as problem:
+            detail = (
+                problem.reason
+                or "; ".join(
+                    f"{field}: {' '.join(errors)}"
+                    for field, errors in (problem.errors or {}).items()
+                )
+                or problem.code
+            )
+            self.message_user(  # type: ignore[attr-defined]
+                request, f"{obj}: {operation.title} refused — {detail}", messages.WARNING
+            )
+            return
+        obj.refresh_from_db()
+        state = operation.fsm_field.get_state(obj) if operation.fsm_field else ""
+        self.message_user(  # type: ignore[attr-defined]
+            request, f"{obj}: {operation.title} done — now {state}.", messages.SUCCESS
+        )
+
+    def _render_bulk_form(
+        self, request: HttpRequest, operation: Operation, queryset: QuerySet[Any], form: Any
+    ) -> HttpResponse:
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "operation": operation,
+            "form": form,
+            "objects": list(queryset.order_by("pk")),
+            "action_name": f"operation_{operation.name}",
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "title": f"{operation.title}: {queryset.count()} selected",
+        }
+        return TemplateResponse(request, self.bulk_operation_template, context)
+
+    # -- catalog page ----------------------------------------------------------------
+
+    def catalog_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_view_or_change_permission(request):  # type: ignore[attr-defined]
+            raise PermissionDenied
+        catalog = get_catalog()
+        operations = [op for op in catalog.for_model(self.model) if op.permits(request.user)]
+        resource = catalog.resource_for(self.model)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Operations on {self.model._meta.verbose_name_plural}",
+            "operations": [
+                {
+                    "operation": op,
+                    "input_schema": json.dumps(op.input_schema, indent=2, default=str),
+                }
+                for op in operations
+            ],
+            "diagrams": [state_diagram(resource, field) for field in resource.fsm_fields]
+            if resource
+            else [],
+        }
+        return TemplateResponse(request, self.catalog_template, context)

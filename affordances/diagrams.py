@@ -1,0 +1,43 @@
+"""State diagrams of FSM models: SVG through Graphviz when it is installed, else a table."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+from django_fsm import FSMFieldMixin
+
+from affordances.catalog import get_catalog
+from affordances.resources import Resource
+
+__all__ = ["state_diagram"]
+
+
+def _edges(resource: Resource, field: FSMFieldMixin) -> list[tuple[str, str, str]]:
+    edges = []
+    for operation in get_catalog().transitions_for(resource.model):
+        if operation.fsm_field is not field:
+            continue
+        for source in operation.sources:
+            for target in operation.targets:
+                edges.append((source, operation.title, target))
+    return edges
+
+
+def _svg(edges: list[tuple[str, str, str]]) -> str | None:
+    try:
+        import graphviz  # optional: django-fsm-2[graphviz]
+    except ImportError:
+        return None
+    if shutil.which("dot") is None:
+        return None
+    graph = graphviz.Digraph(graph_attr={"rankdir": "LR"}, node_attr={"shape": "box"})
+    for source, title, target in edges:
+        graph.edge(source, target, label=title)
+    return graph.pipe(format="svg").decode()
+
+
+def state_diagram(resource: Resource, field: FSMFieldMixin) -> dict[str, Any]:
+    """``{"field", "svg" (or None), "edges": [(source, operation title, target)]}``."""
+    edges = _edges(resource, field)
+    return {"field": field.name, "svg": _svg(edges), "edges": edges}
