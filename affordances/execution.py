@@ -64,13 +64,13 @@ def parse_version(value: Any, *, name: str = "expectedVersion") -> int | None:
 def _normalize_pk(operation: Operation, pk: Any) -> Any:
     if operation.resource.pk_is_integer:
         if isinstance(pk, bool):
-            raise Problem.not_found(operation.resource.name)
+            raise Problem.not_found()
         try:
             number = int(pk)
         except (TypeError, ValueError):
-            raise Problem.not_found(operation.resource.name) from None
+            raise Problem.not_found() from None
         if not 1 <= number <= _MAX_BIGINT or str(number) != str(pk).strip():
-            raise Problem.not_found(operation.resource.name)
+            raise Problem.not_found()
         return number
     return str(pk)
 
@@ -162,7 +162,7 @@ def perform(
 ) -> Outcome:
     """Run ``operation`` on object ``pk`` for ``user``; raise :class:`Problem` if refused."""
     if not operation.is_transition:
-        raise Problem.not_found("operation")
+        raise Problem.not_found()
     if via not in Interface.values:
         raise ValueError(f"via must be one of {Interface.values}")
     resource = operation.resource
@@ -173,7 +173,7 @@ def perform(
     # 1. Visibility and capability: a hidden operation or object is simply not there.
     pk = _normalize_pk(operation, pk)
     if not operation.permits(user) or not resource.visible_queryset(user).filter(pk=pk).exists():
-        raise Problem.not_found(resource.name)
+        raise Problem.not_found()
 
     bound_id = arguments.pop(resource.id_argument, None)
     body_version = arguments.pop("expectedVersion", None)
@@ -190,7 +190,7 @@ def perform(
         if claimed.replay:
             return Outcome(
                 status=claimed.record.status_code or 200,
-                body=claimed.record.body or {},
+                body=idempotency.stored_body(claimed.record),
                 replayed=True,
             )
 
@@ -238,7 +238,7 @@ def _run(
     resource = operation.resource
     instance = _locked(resource.visible_queryset(user)).filter(pk=pk).first()
     if instance is None:
-        raise Problem.not_found(resource.name)
+        raise Problem.not_found()
 
     # 3. Version.
     expected = parse_version(body_version)
@@ -254,7 +254,7 @@ def _run(
     # 4. State, conditions, guards.
     evaluation = evaluate(operation, instance, user)
     if evaluation is None:
-        raise Problem.not_found(resource.name)
+        raise Problem.not_found()
     if isinstance(evaluation, Unavailable):
         raise Problem.not_available(operation=operation.name, reason=evaluation.reason)
     assert isinstance(evaluation, Available)

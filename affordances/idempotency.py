@@ -7,19 +7,29 @@ sees it at once (``idempotency_key_in_use``) instead of racing a read-then-write
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from rest_framework.utils.encoders import JSONEncoder
 
 from affordances.catalog import canonical_json
 from affordances.conf import settings
 from affordances.models import IdempotencyRecord
 from affordances.problems import Problem
 
-__all__ = ["Claim", "claim", "complete", "fingerprint", "purge_expired", "release"]
+__all__ = [
+    "Claim",
+    "claim",
+    "complete",
+    "fingerprint",
+    "purge_expired",
+    "release",
+    "stored_body",
+]
 
 MAX_KEY_LENGTH = 255
 
@@ -72,7 +82,7 @@ def complete(record: IdempotencyRecord, *, status_code: int, body: dict[str, Any
     """Store the success; runs inside the operation's transaction."""
     record.state = IdempotencyRecord.DONE
     record.status_code = status_code
-    record.body = body
+    record.body = json.dumps(body, cls=JSONEncoder)
     record.save(update_fields=["state", "status_code", "body"])
 
 
@@ -84,3 +94,8 @@ def release(record: IdempotencyRecord) -> None:
 def purge_expired(*, now: Any = None) -> int:
     deleted, _ = IdempotencyRecord.objects.filter(expires_at__lte=now or timezone.now()).delete()
     return deleted
+
+
+def stored_body(record: IdempotencyRecord) -> dict[str, Any]:
+    """The success body as first served (key order included)."""
+    return json.loads(record.body) if record.body else {}

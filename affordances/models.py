@@ -52,7 +52,8 @@ class IdempotencyRecord(models.Model):
         max_length=8, choices=[(RUNNING, "Running"), (DONE, "Done")], default=RUNNING
     )
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
-    body = models.JSONField(null=True, blank=True)
+    # JSON text, not jsonb: a replay must be byte-identical, and jsonb reorders keys.
+    body = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField(db_index=True)
 

@@ -274,9 +274,10 @@ def _read_operations(resource: Resource) -> list[Operation]:
         version=1,
         title=f"List {resource.plural}",
         description=(
-            f"List the {resource.plural} you may see, newest last, 50 per page, each with its "
-            f"current affordances. Use the filters to narrow the list and `page` to move "
-            f"through it."
+            f"List the {resource.plural} you may see, oldest first, 50 per page, each with "
+            f"its current affordances. "
+            + ("Use the filters to narrow the list and " if resource.filterset_class else "Use ")
+            + "`page` to move through it."
         ),
         resource=resource,
         kind=KIND_READ,
@@ -311,9 +312,9 @@ def _transition_operations(resource: Resource) -> list[Operation]:
             meta: FSMMeta = wrapper._django_fsm
             fsm_transitions = list(meta.transitions.values())
             first = fsm_transitions[0]
-            spec = first.custom.get(CUSTOM_KEY) or OperationSpec(
-                title=method_name.replace("_", " ").capitalize()
-            )
+            declared: OperationSpec | None = first.custom.get(CUSTOM_KEY)
+            # An undeclared transition still joins the catalog (checks warn about it).
+            spec = declared or OperationSpec(title=method_name.replace("_", " ").capitalize())
             annotations = {**_TRANSITION_ANNOTATIONS, **spec.annotations}
             operations.append(
                 Operation(
@@ -333,7 +334,7 @@ def _transition_operations(resource: Resource) -> list[Operation]:
                     fsm_meta=meta,
                     sources=tuple(_state(t.source) for t in fsm_transitions),
                     targets=_targets(fsm_transitions),
-                    spec=spec,
+                    spec=declared,
                     input_serializer=spec.input,
                 )
             )

@@ -90,8 +90,9 @@ class Problem(Exception):
 
     # Constructors for the codes of SPEC §6, so the wording lives in one place.
     @classmethod
-    def not_found(cls, resource: str = "object") -> Problem:
-        return cls(status=404, code="not_found", detail=f"No such {resource}.")
+    def not_found(cls) -> Problem:
+        # One wording everywhere, so a hidden object reads exactly like a missing one.
+        return cls(status=404, code="not_found", detail="Not found.")
 
     @classmethod
     def stale_version(cls, *, expected: int, actual: int) -> Problem:

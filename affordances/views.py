@@ -59,7 +59,7 @@ class OperationListView(APIView):
         catalog = get_catalog()
         operations = catalog.for_user(request.user)
         etag = catalog.etag(operations)
-        if etag in _etags(request.headers.get("If-None-Match", "")):
+        if _matches(request.headers.get("If-None-Match", ""), etag):
             response = Response(status=status.HTTP_304_NOT_MODIFIED)
         else:
             response = Response({"operations": [catalog.documents[op.name] for op in operations]})
@@ -81,9 +81,9 @@ class OperationDetailView(APIView):
         catalog = get_catalog()
         operation = catalog.lookup(ident)
         if operation is None or not operation.permits(request.user):
-            raise Problem.not_found("operation")
+            raise Problem.not_found()
         etag = catalog.etag([operation])
-        if etag in _etags(request.headers.get("If-None-Match", "")):
+        if _matches(request.headers.get("If-None-Match", ""), etag):
             response = Response(status=status.HTTP_304_NOT_MODIFIED)
         else:
             response = Response(catalog.documents[operation.name])
@@ -91,9 +91,10 @@ class OperationDetailView(APIView):
         return _vary_private(response)
 
 
-def _etags(header: str) -> set[str]:
+def _matches(header: str, etag: str) -> bool:
+    """If-None-Match: a list of (weak-compared) tags, or * for any representation."""
     tags = {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()}
-    return tags
+    return "*" in tags or etag in tags
 
 
 def _if_match(request: Request) -> int | None:
@@ -107,7 +108,11 @@ def _if_match(request: Request) -> int | None:
 
 
 def _body(request: Request) -> dict[str, Any]:
-    data = request.data  # DRF raises ParseError (→ malformed_request) on bad JSON
+    try:
+        data = request.data  # DRF raises ParseError (→ malformed_request) on bad JSON
+    except RecursionError:
+        # json refuses nesting deeper than the interpreter's recursion limit.
+        raise Problem.malformed("The request body is nested too deeply.") from None
     if isinstance(data, QueryDict):
         # A form post (browsable API): single values, without the CSRF token.
         return {k: v for k, v in data.items() if k != "csrfmiddlewaretoken" and v != ""}
@@ -141,7 +146,7 @@ class TransitionActionsMixin:
     def _perform_transition(self, request: Request, pk: Any, method_name: str) -> Response:
         operation = get_catalog().transition(self.queryset.model, method_name)  # type: ignore[attr-defined]
         if operation is None:
-            raise Problem.not_found("operation")
+            raise Problem.not_found()
         outcome = perform(
             operation=operation,
             pk=pk,

@@ -163,6 +163,7 @@ AFFORDANCES = {
             "SERIALIZER": "orders.serializers.OrderSerializer",
             "QUERYSET": "orders.selectors.order_visible_queryset",
             "BASENAME": "order",
+            "FILTERSET": "orders.filters.OrderFilter",
         },
     },
 }

@@ -1,0 +1,417 @@
+"""Affordances on the order representation (SPEC §5), checked against an oracle of §8.
+
+The oracle below is written from the SPEC text alone — capabilities per group, the
+state → reason tables, the conditions, the guard and the precedence rule — and never
+asks the application which operations apply. Every demo order and every demo role is
+compared with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from decimal import Decimal
+
+import pytest
+
+from affordances.catalog import get_catalog
+from affordances.evaluation import Available, evaluate
+from affordances.execution import perform
+from affordances.schemas import ConstraintWidens
+from orders.models import Order
+
+URN = "urn:example:operation:{}:v1"
+
+# SPEC §8, in the order the operations are declared.
+OPERATIONS = ("confirm_order", "ship_order", "deliver_order", "cancel_order", "refund_order")
+
+SOURCES = {
+    "confirm_order": {"pending"},
+    "ship_order": {"confirmed"},
+    "deliver_order": {"shipped"},
+    "cancel_order": {"pending", "confirmed"},
+    "refund_order": {"delivered"},
+}
+
+STATE_REASONS = {
+    "confirm_order": {
+        "confirmed": "already_confirmed",
+        "shipped": "already_shipped",
+        "delivered": "already_shipped",
+        "refunded": "already_shipped",
+        "cancelled": "order_cancelled",
+    },
+    "ship_order": {
+        "pending": "not_confirmed",
+        "shipped": "already_shipped",
+        "delivered": "already_shipped",
+        "refunded": "already_shipped",
+        "cancelled": "order_cancelled",
+    },
+    "deliver_order": {
+        "pending": "not_shipped",
+        "confirmed": "not_shipped",
+        "delivered": "already_delivered",
+        "refunded": "already_delivered",
+        "cancelled": "order_cancelled",
+    },
+    "cancel_order": {
+        "shipped": "already_shipped",
+        "delivered": "already_shipped",
+        "refunded": "already_shipped",
+        "cancelled": "already_cancelled",
+    },
+    "refund_order": {
+        "pending": "not_delivered",
+        "confirmed": "not_delivered",
+        "shipped": "not_delivered",
+        "refunded": "already_refunded",
+        "cancelled": "order_cancelled",
+    },
+}
+
+# SPEC §8 "Groups and capabilities"; admin is a superuser (§9) and holds every one.
+GROUP_CAPABILITIES = {
+    "customer": {"cancel_order"},
+    "support": {"confirm_order", "cancel_order"},
+    "warehouse": {"ship_order", "deliver_order"},
+    "supervisor": {"confirm_order", "cancel_order", "cancel_high_value_order", "refund_order"},
+    "auditor": set(),
+}
+ALL_CAPABILITIES = {*OPERATIONS, "cancel_high_value_order"}
+ROLE_GROUP = {
+    "support": "support",
+    "warehouse": "warehouse",
+    "supervisor": "supervisor",
+    "auditor": "auditor",
+    "alice": "customer",
+    "bob": "customer",
+}
+CUSTOMERS = {"alice", "bob"}
+ROLES = ("admin", "support", "warehouse", "supervisor", "auditor", "alice", "bob")
+
+CATALOG_CANCEL_REASONS = {"customer_request", "payment_failure", "inventory_failure"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    customer: str
+    status: str
+    total: Decimal
+    payment: str
+    tracking: str | None = None
+    delivered_days_ago: int | None = None
+
+
+# SPEC §9, in table order: demo-01 … demo-12.
+DEMO_TABLE = {
+    "demo-01": Row("alice", "pending", Decimal("250.00"), "authorized"),
+    "demo-02": Row("alice", "pending", Decimal("2500.00"), "authorized"),
+    "demo-03": Row("alice", "pending", Decimal("80.00"), "pending"),
+    "demo-04": Row("alice", "pending", Decimal("75.00"), "failed"),
+    "demo-05": Row("alice", "confirmed", Decimal("120.00"), "authorized"),
+    "demo-06": Row("alice", "shipped", Decimal("60.00"), "authorized", "TRK00000001"),
+    "demo-07": Row("alice", "delivered", Decimal("300.00"), "authorized", None, 3),
+    "demo-08": Row("alice", "delivered", Decimal("90.00"), "authorized", None, 45),
+    "demo-09": Row("alice", "cancelled", Decimal("40.00"), "authorized"),
+    "demo-10": Row("bob", "pending", Decimal("500.00"), "authorized"),
+    "demo-11": Row("bob", "confirmed", Decimal("1500.00"), "authorized"),
+    "demo-12": Row("bob", "shipped", Decimal("42.00"), "authorized", "TRK00000002"),
+}
+
+
+def capabilities(role: str) -> set[str]:
+    if role == "admin":
+        return set(ALL_CAPABILITIES)
+    return GROUP_CAPABILITIES[ROLE_GROUP[role]]
+
+
+def can_see(role: str, row: Row) -> bool:
+    return role not in CUSTOMERS or row.customer == role
+
+
+def condition_reason(operation: str, row: Row) -> str | None:
+    if operation == "confirm_order" and row.payment != "authorized":
+        return "payment_not_authorized"
+    if operation == "refund_order" and (
+        row.delivered_days_ago is None or row.delivered_days_ago > 30
+    ):
+        return "refund_window_expired"
+    return None
+
+
+def guard_reason(operation: str, row: Row, role: str) -> str | None:
+    if (
+        operation == "cancel_order"
+        and row.total > Decimal("1000")
+        and "cancel_high_value_order" not in capabilities(role)
+    ):
+        return "requires_supervisor"
+    return None
+
+
+def oracle(role: str, row: Row) -> tuple[list[str], list[tuple[str, str]]]:
+    """(available names, [(unavailable name, reason)]) per SPEC §8; state > conditions > guards."""
+    available: list[str] = []
+    unavailable: list[tuple[str, str]] = []
+    held = capabilities(role)
+    for operation in OPERATIONS:
+        if operation not in held:
+            continue
+        if row.status not in SOURCES[operation]:
+            reason = STATE_REASONS[operation][row.status]
+        else:
+            reason = condition_reason(operation, row) or guard_reason(operation, row, role)
+        if reason is None:
+            available.append(operation)
+        else:
+            unavailable.append((operation, reason))
+    return available, unavailable
+
+
+def allowed_cancel_reasons(role: str, row: Row) -> set[str]:
+    """SPEC §8 cancel constraint: customers only customer_request; payment_failure if failed."""
+    if role in CUSTOMERS:
+        return {"customer_request"}
+    allowed = {"customer_request", "inventory_failure"}
+    if row.payment == "failed":
+        allowed.add("payment_failure")
+    return allowed
+
+
+def effective_enum(constraints: dict, name: str, catalog_enum: set[str]) -> set[str]:
+    narrowed = constraints.get("properties", {}).get(name, {})
+    return set(narrowed["enum"]) if "enum" in narrowed else set(catalog_enum)
+
+
+def detail(client, order_id, query: str = ""):
+    return client.get(f"/api/orders/{order_id}/{query}")
+
+
+def test_demo_data_matches_the_spec_table(demo, api):
+    client = api("admin")
+    for key, row in DEMO_TABLE.items():
+        body = detail(client, demo.orders[key].pk).json()
+        assert body["customer"] == row.customer, key
+        assert body["status"] == row.status, key
+        assert Decimal(body["total"]) == row.total, key
+        assert body["paymentStatus"] == row.payment, key
+        assert body["trackingNumber"] == row.tracking, key
+        assert body["currency"] == "EUR", key
+        assert body["version"] == 1, key
+        assert (body["deliveredAt"] is None) == (row.delivered_days_ago is None), key
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("key", list(DEMO_TABLE))
+def test_affordances_of_every_order_for_every_role_follow_the_spec(demo, api, key, role):
+    row = DEMO_TABLE[key]
+    order = demo.orders[key]
+    response = detail(api(role), order.pk)
+
+    if not can_see(role, row):
+        assert response.status_code == 404
+        assert response.json()["code"] == "not_found"
+        assert "affordances" not in response.json()
+        return
+
+    assert response.status_code == 200
+    body = response.json()
+    expected_available, expected_unavailable = oracle(role, row)
+    assert sorted(a["name"] for a in body["affordances"]) == sorted(expected_available)
+    assert sorted((u["name"], u["reason"]) for u in body["unavailableAffordances"]) == sorted(
+        expected_unavailable
+    )
+
+    for affordance in body["affordances"]:
+        name = affordance["name"]
+        constraints = affordance["constraints"]
+        assert affordance["validForVersion"] == body["version"]
+        assert set(constraints) <= {"properties", "required"}
+        if name == "cancel_order":
+            assert effective_enum(constraints, "reason", CATALOG_CANCEL_REASONS) == (
+                allowed_cancel_reasons(role, row)
+            )
+        elif name == "refund_order":
+            maximum = constraints["properties"]["amount"]["maximum"]
+            assert Decimal(str(maximum)) == row.total
+        else:
+            assert constraints == {}
+    for entry in body["unavailableAffordances"]:
+        assert set(entry) == {"operation", "name", "reason"}
+        assert entry["operation"] == URN.format(entry["name"].replace("_", "-"))
+
+
+def test_affordance_has_the_shape_of_spec_section_5(demo, api):
+    order = demo.orders["demo-01"]
+    Order.objects.filter(pk=order.pk).update(version=3)
+
+    response = detail(api("alice"), order.pk)
+
+    body = response.json()
+    assert body["version"] == 3
+    assert body["affordances"] == [
+        {
+            "operation": "urn:example:operation:cancel-order:v1",
+            "name": "cancel_order",
+            "title": "Cancel order",
+            "method": "POST",
+            "target": f"http://testserver/api/orders/{order.pk}/cancel/",
+            "arguments": {"orderId": order.pk},
+            "constraints": {"properties": {"reason": {"enum": ["customer_request"]}}},
+            "validForVersion": 3,
+        }
+    ]
+    assert body["unavailableAffordances"] == []
+
+
+def test_unavailable_affordance_carries_operation_urn_name_and_reason_only(demo, api):
+    body = detail(api("warehouse"), demo.orders["demo-01"].pk).json()
+
+    assert body["unavailableAffordances"] == [
+        {
+            "operation": "urn:example:operation:ship-order:v1",
+            "name": "ship_order",
+            "reason": "not_confirmed",
+        },
+        {
+            "operation": "urn:example:operation:deliver-order:v1",
+            "name": "deliver_order",
+            "reason": "not_shipped",
+        },
+    ]
+
+
+def test_operation_without_capability_appears_nowhere_in_the_representation(demo, api):
+    response = detail(api("alice"), demo.orders["demo-05"].pk)
+
+    assert response.status_code == 200
+    for operation in ("confirm", "ship", "deliver", "refund"):
+        for needle in (f"{operation}_order", f"{operation}-order", f"/{operation}/"):
+            assert needle.encode() not in response.content
+
+
+def test_customer_cancel_is_narrowed_to_customer_request(demo, api):
+    body = detail(api("alice"), demo.orders["demo-01"].pk).json()
+    (cancel,) = [a for a in body["affordances"] if a["name"] == "cancel_order"]
+
+    assert cancel["constraints"] == {"properties": {"reason": {"enum": ["customer_request"]}}}
+
+
+def test_support_may_give_payment_failure_on_a_failed_payment(demo, api):
+    body = detail(api("support"), demo.orders["demo-04"].pk).json()
+    (cancel,) = [a for a in body["affordances"] if a["name"] == "cancel_order"]
+
+    allowed = effective_enum(cancel["constraints"], "reason", CATALOG_CANCEL_REASONS)
+    assert "payment_failure" in allowed
+    assert allowed == CATALOG_CANCEL_REASONS
+
+
+def test_support_may_not_give_payment_failure_on_an_authorized_payment(demo, api):
+    body = detail(api("support"), demo.orders["demo-01"].pk).json()
+    (cancel,) = [a for a in body["affordances"] if a["name"] == "cancel_order"]
+
+    assert sorted(cancel["constraints"]["properties"]["reason"]["enum"]) == [
+        "customer_request",
+        "inventory_failure",
+    ]
+
+
+def test_refund_amount_is_bounded_by_the_total_as_a_json_number(demo, api):
+    body = detail(api("supervisor"), demo.orders["demo-07"].pk).json()
+    (refund,) = [a for a in body["affordances"] if a["name"] == "refund_order"]
+
+    maximum = refund["constraints"]["properties"]["amount"]["maximum"]
+    assert isinstance(maximum, int | float)
+    assert not isinstance(maximum, bool)
+    assert maximum == 300
+
+
+def test_affordances_none_omits_both_lists(demo, api):
+    client = api("support")
+    order = demo.orders["demo-01"]
+
+    plain = detail(client, order.pk, "?affordances=none").json()
+    listed = client.get("/api/orders/?affordances=none").json()["results"]
+
+    assert "affordances" not in plain
+    assert "unavailableAffordances" not in plain
+    assert plain["id"] == order.pk
+    assert plain["version"] == 1
+    assert listed
+    assert all("affordances" not in item for item in listed)
+    assert all("unavailableAffordances" not in item for item in listed)
+
+
+def test_list_items_carry_the_same_affordances_as_the_detail(demo, api):
+    client = api("support")
+
+    listed = {item["id"]: item for item in client.get("/api/orders/").json()["results"]}
+
+    for order in demo.orders.values():
+        one = detail(client, order.pk).json()
+        assert listed[order.pk]["affordances"] == one["affordances"]
+        assert listed[order.pk]["unavailableAffordances"] == one["unavailableAffordances"]
+
+
+def test_detail_carries_etag_of_the_version_and_private_no_cache_headers(demo, api):
+    order = demo.orders["demo-05"]
+    Order.objects.filter(pk=order.pk).update(version=7)
+
+    response = detail(api("support"), order.pk)
+
+    assert response["ETag"] == '"7"'
+    cache_control = {part.strip() for part in response["Cache-Control"].split(",")}
+    assert {"private", "no-cache"} <= cache_control
+    vary = {part.strip().lower() for part in response["Vary"].split(",")}
+    assert {"authorization", "cookie"} <= vary
+
+
+def test_hidden_order_is_404_exactly_like_a_missing_one(demo, api):
+    client = api("alice")
+    hidden = detail(client, demo.orders["demo-10"].pk)
+    missing = detail(client, 987654321)
+
+    assert hidden.status_code == missing.status_code == 404
+    assert hidden.json() == missing.json()
+    assert hidden["Content-Type"] == missing["Content-Type"]
+
+
+def _widened_cancel():
+    operation = get_catalog().lookup("cancel_order")
+    spec = dataclasses.replace(
+        operation.spec,
+        constraints=lambda order, user: {
+            "properties": {"reason": {"enum": ["customer_request", "bogus"]}}
+        },
+    )
+    return dataclasses.replace(operation, spec=spec)
+
+
+def test_widening_constraint_is_refused_when_evaluated(demo):
+    widened = _widened_cancel()
+    order = demo.order("demo-01")
+    support = demo.users["support"]
+    # The unpatched operation is available here, so only the constraint can refuse.
+    assert isinstance(evaluate(get_catalog().lookup("cancel_order"), order, support), Available)
+
+    with pytest.raises(ConstraintWidens):
+        evaluate(widened, order, support)
+
+
+def test_widening_constraint_refuses_execution_and_changes_nothing(demo):
+    widened = _widened_cancel()
+    order = demo.orders["demo-01"]
+
+    with pytest.raises(ConstraintWidens):
+        perform(
+            operation=widened,
+            pk=order.pk,
+            user=demo.users["support"],
+            arguments={"reason": "bogus"},
+            via="api",
+            represent=lambda o: {"id": o.pk},
+        )
+
+    fresh = demo.order("demo-01")
+    assert fresh.status == "pending"
+    assert fresh.version == 1
