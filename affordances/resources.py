@@ -30,24 +30,24 @@ class Resource:
     model: type[models.Model]
     options: ModelOptions
 
-    @property
+    @cached_property
     def name(self) -> str:
         return self.options.resource or self.model._meta.model_name or ""
 
-    @property
+    @cached_property
     def plural(self) -> str:
         return f"{self.name}s"
 
-    @property
+    @cached_property
     def basename(self) -> str:
         return self.options.basename or self.model._meta.model_name or ""
 
-    @property
+    @cached_property
     def id_argument(self) -> str:
         """The argument that binds an operation to one object: ``orderId``."""
         return f"{camel(self.name)}Id"
 
-    @property
+    @cached_property
     def version_field(self) -> str:
         return self.options.version_field
 
@@ -75,7 +75,7 @@ class Resource:
             return self.model._default_manager.none()
         return self.model._default_manager.all()
 
-    @property
+    @cached_property
     def pk_is_integer(self) -> bool:
         return isinstance(
             self.model._meta.pk, models.AutoField | models.BigAutoField | models.IntegerField

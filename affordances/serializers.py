@@ -24,11 +24,24 @@ def wants_affordances(request: Any) -> bool:
 
 
 class _Targets:
-    """Absolute action URLs, reversed once per operation and request, not once per row."""
+    """Per-request parts of affordances: URLs reversed once per operation, not per row."""
 
     def __init__(self, request: Any) -> None:
         self.request = request
         self._templates: dict[str, str | None] = {}
+        self._static: dict[str, dict[str, Any]] = {}
+
+    def static(self, operation: Operation) -> dict[str, Any]:
+        """The parts of an affordance that do not depend on the object."""
+        parts = self._static.get(operation.name)
+        if parts is None:
+            parts = self._static[operation.name] = {
+                "operation": operation.urn,
+                "name": operation.name,
+                "title": operation.title,
+                "method": operation.http_method,
+            }
+        return parts
 
     def url(self, operation: Operation, pk: Any) -> str | None:
         assert operation.method_name is not None
@@ -66,10 +79,7 @@ def affordance_lists(
         if isinstance(result, Available):
             available.append(
                 {
-                    "operation": operation.urn,
-                    "name": operation.name,
-                    "title": operation.title,
-                    "method": operation.http_method,
+                    **targets.static(operation),
                     "target": targets.url(operation, instance.pk),
                     "arguments": {operation.resource.id_argument: instance.pk},
                     "constraints": result.constraints,
