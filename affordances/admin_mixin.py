@@ -130,6 +130,7 @@ class AffordanceAdminMixin:
                         "sentence": human_reason(result.reason),
                     }
                 )
+        known = {op.urn for op in self._operations(request.user)}
         history = AuditRecord.objects.filter(
             content_type=ContentType.objects.get_for_model(self.model), object_id=str(obj.pk)
         ).order_by("-created_at", "-id")
@@ -137,12 +138,28 @@ class AffordanceAdminMixin:
             "affordances_available": available,
             "affordances_unavailable": unavailable,
             "affordances_version": self._version(obj),
-            "affordances_history": [
-                {"record": record, "arguments": json.dumps(record.arguments, sort_keys=True)}
-                for record in history
-            ],
+            "affordances_history": [self._history_row(record, known) for record in history],
             "affordances_catalog_url": self._url("catalog"),
         }
+
+    @staticmethod
+    def _history_row(record: AuditRecord, known: set[str]) -> dict[str, Any]:
+        # The state change is the object's own history and stays visible; which operation
+        # made it, and with what arguments, is shown only to users who may know it.
+        if record.operation in known:
+            return {
+                "record": record,
+                "operation": record.operation_name,
+                "arguments": json.dumps(record.arguments, sort_keys=True),
+            }
+        return {"record": record, "operation": "—", "arguments": "—"}
+
+    def save_model(self, request: HttpRequest, obj: Model, form: Any, change: bool) -> None:
+        # An edit is a change too: forms opened on the old version must become stale.
+        resource = get_catalog().resource_for(self.model)
+        if change and resource is not None and form.has_changed():
+            setattr(obj, resource.version_field, getattr(obj, resource.version_field) + 1)
+        super().save_model(request, obj, form, change)  # type: ignore[misc]
 
     # -- one operation on one object -----------------------------------------------
 
@@ -353,7 +370,9 @@ class AffordanceAdminMixin:
                 }
                 for op in operations
             ],
-            "diagrams": [state_diagram(resource, field) for field in resource.fsm_fields]
+            "diagrams": [
+                state_diagram(resource, field, request.user) for field in resource.fsm_fields
+            ]
             if resource
             else [],
         }

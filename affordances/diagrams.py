@@ -13,10 +13,11 @@ from affordances.resources import Resource
 __all__ = ["state_diagram"]
 
 
-def _edges(resource: Resource, field: FSMFieldMixin) -> list[tuple[str, str, str]]:
+def _edges(resource: Resource, field: FSMFieldMixin, user: Any) -> list[tuple[str, str, str]]:
     edges = []
     for operation in get_catalog().transitions_for(resource.model):
-        if operation.fsm_field is not field:
+        # Only what this user may know about: a diagram is one more face of the catalog.
+        if operation.fsm_field is not field or not operation.permits(user):
             continue
         for source in operation.sources:
             for target in operation.targets:
@@ -37,7 +38,10 @@ def _svg(edges: list[tuple[str, str, str]]) -> str | None:
     return graph.pipe(format="svg").decode()
 
 
-def state_diagram(resource: Resource, field: FSMFieldMixin) -> dict[str, Any]:
-    """``{"field", "svg" (or None), "edges": [(source, operation title, target)]}``."""
-    edges = _edges(resource, field)
+def state_diagram(resource: Resource, field: FSMFieldMixin, user: Any) -> dict[str, Any]:
+    """``{"field", "svg" (or None), "edges": [(source, operation title, target)]}``.
+
+    The edges are the transitions ``user`` has the capability for.
+    """
+    edges = _edges(resource, field, user)
     return {"field": field.name, "svg": _svg(edges), "edges": edges}

@@ -1,0 +1,161 @@
+"""The real admin in headless Chromium: support cancels an unpaid order, then meets a stale page.
+
+Needs Playwright's Python package and Debian's ``chromium`` (``/usr/bin/chromium``); the
+module skips cleanly without them. Screenshots of every step go to ``out/screenshots/``
+at the repository root (git-ignored).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright")
+
+from django.contrib.auth import get_user_model
+from django.db import connections
+from playwright.sync_api import Page, expect, sync_playwright
+
+from affordances.catalog import get_catalog
+from affordances.execution import perform
+from affordances.models import AuditRecord
+from orders.models import Order
+from orders.services import seed_demo
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "out" / "screenshots"
+PASSWORD = "browser-test-password"
+
+if shutil.which(CHROMIUM) is None:
+    pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)", allow_module_level=True)
+
+# transaction=True: the live server's thread must see the seeded rows. serialized_rollback:
+# the flush afterwards would also drop the groups the migrations created; restore them.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def _order(key: str) -> Order:
+    return Order.objects.get(description=f"Demo order {key}")
+
+
+@pytest.fixture
+def browser_page(live_server, monkeypatch):
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls
+    # are plain synchronous code all the same (Django's documented escape hatch).
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            page = context.new_page()
+            page.set_default_timeout(15_000)
+            yield page
+            context.close()
+        finally:
+            browser.close()
+            # ORM calls made while Playwright's loop runs get their own connection
+            # (Django's connections are context-local); close it, or PostgreSQL cannot
+            # drop the test database at the end of the session.
+            connections.close_all()
+
+
+def _shot(page: Page, name: str) -> None:
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def _log_in(page: Page, base: str, username: str) -> None:
+    page.goto(f"{base}/admin/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    _shot(page, "01-login")
+    page.click("input[type=submit]")
+    expect(page.locator("#user-tools")).to_contain_text(username)
+    _shot(page, "02-logged-in")
+
+
+def test_support_cancels_an_unpaid_order_and_a_stale_page_is_refused(live_server, browser_page):
+    seed_demo(password=PASSWORD)
+    page, base = browser_page, live_server.url
+    unpaid, other = _order("demo-03"), _order("demo-01")
+
+    _log_in(page, base, "support")
+
+    # The change page of a pending, unpaid order: cancel offered, confirm explained.
+    page.goto(f"{base}/admin/orders/order/{unpaid.pk}/change/")
+    cancel = page.locator(".affordance-button[data-operation=cancel_order]")
+    expect(cancel).to_be_visible()
+    expect(cancel).to_have_text("Cancel order")
+    confirm = page.locator("#affordances-panel li[data-operation=confirm_order]")
+    expect(confirm).to_be_visible()
+    expect(confirm).to_contain_text("payment not authorized (payment_not_authorized)")
+    expect(page.locator(".affordance-button[data-operation=confirm_order]")).to_have_count(0)
+    _shot(page, "03-change-page-pending-unpaid")
+
+    # The argument form: only the reasons allowed for this order and user.
+    cancel.click()
+    page.wait_for_url(f"**/admin/orders/order/{unpaid.pk}/operation/cancel_order/")
+    reason = page.locator("select[name=reason]")
+    expect(reason).to_be_visible()
+    options = reason.locator("option").evaluate_all("options => options.map(o => o.value)")
+    assert options == ["customer_request", "inventory_failure"]
+    reason.select_option("inventory_failure")
+    page.fill("textarea[name=note]", "Out of stock")
+    _shot(page, "04-cancel-form")
+    page.click("form[data-operation=cancel_order] input[type=submit]")
+
+    # Success: the message, the new state, the history entry.
+    page.wait_for_url(f"**/admin/orders/order/{unpaid.pk}/change/")
+    expect(page.locator(".messagelist .success")).to_contain_text(
+        "Cancel order: done. The order is now cancelled (version 2)."
+    )
+    expect(page.locator(".field-status .readonly")).to_have_text("Cancelled")
+    row = page.locator("#affordances-history tr.audit-record").first
+    expect(row).to_contain_text("cancel_order")
+    expect(row).to_contain_text("pending → cancelled")
+    expect(row).to_contain_text("inventory_failure")
+    expect(row).to_contain_text("admin")
+    _shot(page, "05-cancelled-with-history")
+    cancelled = Order.objects.get(pk=unpaid.pk)
+    assert (cancelled.status, cancelled.version) == ("cancelled", 2)
+
+    # A stale page: the form is open while someone else confirms the order.
+    page.goto(f"{base}/admin/orders/order/{other.pk}/change/")
+    page.locator(".affordance-button[data-operation=cancel_order]").click()
+    page.wait_for_url(f"**/admin/orders/order/{other.pk}/operation/cancel_order/")
+    expect(page.locator("input[name=expectedVersion]")).to_have_value("1")
+    page.locator("select[name=reason]").select_option("customer_request")
+    _shot(page, "06-stale-form-open")
+    perform(
+        operation=get_catalog().lookup("confirm_order"),
+        pk=other.pk,
+        user=get_user_model().objects.get(username="supervisor"),
+        arguments={},
+        via="api",
+        represent=lambda instance: {"id": instance.pk},
+    )
+    records = AuditRecord.objects.filter(object_id=str(other.pk)).count()
+    page.click("form[data-operation=cancel_order] input[type=submit]")
+
+    page.wait_for_url(f"**/admin/orders/order/{other.pk}/change/")
+    error = page.locator(".messagelist .error")
+    expect(error).to_contain_text("This order changed since you opened it")
+    expect(error).to_contain_text("It is now confirmed (version 2)")
+    expect(page.locator(".field-status .readonly")).to_have_text("Confirmed")
+    _shot(page, "07-stale-refused")
+    unchanged = Order.objects.get(pk=other.pk)
+    assert (unchanged.status, unchanged.version) == ("confirmed", 2)
+    assert AuditRecord.objects.filter(object_id=str(other.pk)).count() == records == 1
