@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.renderers import BrowsableAPIRenderer
 
 from affordances.catalog import get_catalog
+from affordances.inputs import input_fields
 
 __all__ = ["AffordancesBrowsableAPIRenderer"]
 
@@ -55,7 +56,7 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
 
 def _narrow_choices(serializer: serializers.Serializer, constraints: dict[str, Any]) -> None:
     """Offer only the choices the constraints allow for this object and caller."""
-    for name, narrowed in constraints.get("properties", {}).items():
-        field = serializer.fields.get(name)
-        if isinstance(field, serializers.ChoiceField) and "enum" in narrowed:
-            field.choices = [(v, field.choices[v]) for v in narrowed["enum"] if v in field.choices]
+    for item in input_fields(type(serializer), constraints):
+        field = serializer.fields.get(item.name)
+        if item.kind == "choice" and isinstance(field, serializers.ChoiceField):
+            field.choices = list(item.choices)

@@ -1,0 +1,84 @@
+"""A profile is what one MCP endpoint tells an agent; the dispatcher is shared.
+
+Every endpoint runs the same JSON-RPC dispatch over the same catalog and execution
+path. What differs is the tool set offered, whether representations carry their
+affordances, whether problems carry ``current``, and the instructions — one small
+value per endpoint (SPEC §12: ``/mcp`` now; ``/mcp/static`` and ``/mcp/forms`` later).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from affordances.mcp.tools import CatalogTools
+
+if TYPE_CHECKING:
+    from affordances.mcp.context import Context
+
+__all__ = ["HYBRID", "Profile", "ToolSet"]
+
+
+class ToolSet(Protocol):
+    """The tools of a profile: list them for a caller, call one by name."""
+
+    def list_tools(self, ctx: Context) -> list[dict[str, Any]]:
+        """The caller's tools, in a deterministic order; never a function of state."""
+        ...
+
+    def call_tool(
+        self, ctx: Context, name: str, arguments: dict[str, Any], meta: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A ``CallToolResult``; unknown or forbidden names raise -32602 alike."""
+        ...
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    title: str
+    instructions: str
+    tools: ToolSet
+    # Representations carry `affordances`/`unavailableAffordances` (SPEC §5).
+    affordances: bool = True
+    # 409/412 problems carry `current`, the object as it is now.
+    problem_current: bool = True
+    # Objects are MCP resources too (template, list, read, links from tool results).
+    resources: bool = True
+    # tools/list and resources/list page size; clients must not assume it.
+    page_size: int = 50
+    # How long a caller may cache tools/list and the templates (2026-07-28 ttlMs): the
+    # catalog changes with deployments, never with requests.
+    list_ttl_ms: int = 300_000
+
+
+HYBRID_INSTRUCTIONS = """\
+Operations on these resources are tools of one stable catalog; which of them applies \
+to an object right now is stated by the object itself.
+
+1. Read before you act: fetch the object with its get_* tool (many with list_*, or \
+resources/read on its `url`). Its `affordances` are the operations that apply now: the \
+tool `name`, the bound `arguments` (the object's id), `constraints` (a JSON Schema that \
+narrows the tool's inputSchema: only these values will be accepted) and \
+`validForVersion`. `unavailableAffordances` lists operations you could use that do not \
+apply now, each with a machine `reason`: do not call them.
+2. Act only on an affordance: call its tool with its `arguments`, values within its \
+`constraints`, and `expectedVersion` set to its `validForVersion`.
+3. A success returns the new representation with fresh affordances; continue from it. \
+A refusal is a tool result with isError and a problem whose `code` says why: \
+not_found, stale_version, operation_not_available (with `reason`), validation_error \
+(with `errors` per argument), idempotency_key_reused or idempotency_key_in_use. \
+stale_version and operation_not_available carry `current`, the object as it is now. \
+On stale_version the object changed since you read it: read it again (or use \
+`current`) and decide anew; never resend the same call blindly.
+4. To retry safely after a lost answer, send the same \
+`_meta["affordances/idempotencyKey"]` again: the first success is replayed, nothing \
+runs twice.
+"""
+
+HYBRID = Profile(
+    name="hybrid",
+    title="Affordances (catalog + affordances)",
+    instructions=HYBRID_INSTRUCTIONS,
+    tools=CatalogTools(),
+)

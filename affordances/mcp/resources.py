@@ -1,0 +1,132 @@
+"""Registered objects as MCP resources, named by their REST URL.
+
+An object's resource URI is its representation's ``url`` — the same identity on both
+faces, so a ``resource_link`` from a tool result, ``resources/read`` and a plain GET
+of the API all point at one thing. Reading one returns the representation with its
+affordances; an object the caller may not see is not found, exactly as a missing one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.urls import NoReverseMatch, Resolver404, resolve, reverse
+
+from affordances.catalog import get_catalog
+from affordances.mcp import pagination
+from affordances.mcp.context import Context
+from affordances.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, dumps
+from affordances.problems import Problem
+from affordances.resources import Resource
+
+__all__ = ["link", "list_resources", "list_templates", "read_resource"]
+
+MIME_TYPE = "application/json"
+_PK = "__affordances_pk__"
+
+
+def _detail_url(ctx: Context, resource: Resource, pk: Any) -> str | None:
+    try:
+        path = reverse(f"{resource.basename}-detail", kwargs={"pk": pk})
+    except NoReverseMatch:
+        return None
+    return ctx.absolute(path)
+
+
+def _label(resource: Resource, pk: Any) -> dict[str, str]:
+    return {"name": f"{resource.name}-{pk}", "title": f"{resource.name.capitalize()} #{pk}"}
+
+
+def link(resource: Resource, representation: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``resource_link`` content block to the object a tool result is about."""
+    uri = representation.get("url")
+    pk = representation.get("id")
+    if not isinstance(uri, str) or pk is None:
+        return None
+    return {"type": "resource_link", "uri": uri, **_label(resource, pk), "mimeType": MIME_TYPE}
+
+
+def list_templates(ctx: Context) -> list[dict[str, Any]]:
+    templates = []
+    for resource in get_catalog().resources:
+        url = _detail_url(ctx, resource, _PK)
+        if url is None:
+            continue
+        templates.append(
+            {
+                "uriTemplate": url.replace(_PK, f"{{{resource.id_argument}}}"),
+                "name": resource.name,
+                "title": resource.name.capitalize(),
+                "description": (
+                    f"One {resource.name} you may see, with the operations that apply to it "
+                    f"now (`affordances`) and why others do not (`unavailableAffordances`)."
+                ),
+                "mimeType": MIME_TYPE,
+            }
+        )
+    return templates
+
+
+def list_resources(ctx: Context, cursor: str | None) -> dict[str, Any]:
+    """The objects the caller may see, model after model, each by primary key."""
+    offset = pagination.decode(cursor, "resources")
+    size = ctx.profile.page_size
+    entries: list[dict[str, Any]] = []
+    position = 0  # where the current model's objects start in the whole listing
+    for resource in get_catalog().resources:
+        if _detail_url(ctx, resource, _PK) is None:
+            continue
+        queryset = resource.visible_queryset(ctx.user).order_by("pk")
+        count = queryset.count()
+        start = max(offset - position, 0)
+        wanted = size - len(entries)
+        if wanted > 0 and start < count:
+            for pk in queryset.values_list("pk", flat=True)[start : start + wanted]:
+                entries.append(
+                    {
+                        "uri": _detail_url(ctx, resource, pk),
+                        **_label(resource, pk),
+                        "mimeType": MIME_TYPE,
+                    }
+                )
+        position += count
+    result: dict[str, Any] = {"resources": entries}
+    if offset + len(entries) < position:
+        result["nextCursor"] = pagination.encode("resources", offset + len(entries))
+    return result
+
+
+def _locate(uri: str) -> tuple[Resource, str] | None:
+    try:
+        match = resolve(urlsplit(uri).path)
+    except (Resolver404, ValueError):  # ValueError: not a URL at all
+        return None
+    for resource in get_catalog().resources:
+        if match.url_name == f"{resource.basename}-detail" and "pk" in match.kwargs:
+            return resource, match.kwargs["pk"]
+    return None
+
+
+def read_resource(ctx: Context, uri: Any) -> dict[str, Any]:
+    if not isinstance(uri, str) or not uri:
+        raise JsonRpcError(INVALID_PARAMS, 'Invalid params: "uri" must be a string.')
+    located = _locate(uri)
+    representation = None
+    if located is not None:
+        resource, pk = located
+        # Only our own URLs: another host's /api/orders/1/ is not this server's resource.
+        if _detail_url(ctx, resource, pk) == uri:
+            try:
+                representation = ctx.represent(ctx.visible(resource, pk))
+            except Problem:
+                representation = None
+    if representation is None:
+        raise _not_found(ctx, uri)
+    return {"contents": [{"uri": uri, "mimeType": MIME_TYPE, "text": dumps(representation)}]}
+
+
+def _not_found(ctx: Context, uri: str) -> JsonRpcError:
+    # 2026-07-28 moved "resource not found" from -32002 to -32602 (Invalid Params).
+    code = INVALID_PARAMS if ctx.revision.modern else RESOURCE_NOT_FOUND
+    return JsonRpcError(code, "Resource not found", data={"uri": uri})

@@ -1,0 +1,198 @@
+"""The catalog as MCP tools, and ``tools/call`` as the one execution path (SPEC §7).
+
+A tool is a catalog entry the caller may know about, rendered once more: same name,
+prose, schemas and hints, plus the operation URN in ``_meta``. Calling it is reading
+(as REST reads) or ``perform(..., via="mcp")``; a refusal is a result with ``isError``
+and the problem as ``structuredContent``, so the agent sees why and can recover. An
+unknown tool and a tool the caller lacks the capability for fail alike (-32602),
+without saying which — the no-leak rule.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from affordances.catalog import get_catalog
+from affordances.execution import perform
+from affordances.mcp import reads, resources
+from affordances.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
+from affordances.models import Interface
+from affordances.operations import Operation
+from affordances.problems import Problem
+
+if TYPE_CHECKING:
+    from affordances.mcp.context import Context
+
+__all__ = [
+    "IDEMPOTENCY_KEY",
+    "OPERATION_KEY",
+    "PROBLEM_SCHEMA",
+    "REPLAYED_KEY",
+    "CatalogTools",
+    "output_schema",
+    "tool_result",
+]
+
+OPERATION_KEY = "affordances/operation"
+IDEMPOTENCY_KEY = "affordances/idempotencyKey"
+REPLAYED_KEY = "affordances/replayed"
+
+UNKNOWN_TOOL = "Unknown tool. Call tools/list for the tools you may use."
+
+# The problem document of affordances.problems.Problem.as_dict, as JSON Schema.
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "A refusal (RFC 9457 problem details); nothing ran.",
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "code": {
+            "type": "string",
+            "description": (
+                "not_found, stale_version, operation_not_available, validation_error, "
+                "malformed_request, idempotency_key_reused, idempotency_key_in_use or "
+                "transition_failed."
+            ),
+        },
+        "detail": {"type": "string"},
+        "reason": {
+            "type": "string",
+            "description": "Why the operation does not apply now (operation_not_available).",
+        },
+        "errors": {
+            "type": "object",
+            "description": "Messages per argument (validation_error).",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
+        "current": {
+            "type": "object",
+            "description": (
+                "The object as it is now, with its affordances "
+                "(stale_version, operation_not_available)."
+            ),
+        },
+    },
+    "required": ["type", "title", "status", "code", "detail"],
+}
+
+_AFFORDANCE_LISTS = ("affordances", "unavailableAffordances")
+
+
+def _without_affordance_lists(schema: Any) -> Any:
+    """The plain representation's schema: the affordance lists removed wherever they sit."""
+    if isinstance(schema, dict):
+        cleaned = {key: _without_affordance_lists(value) for key, value in schema.items()}
+        properties = cleaned.get("properties")
+        if isinstance(properties, dict):
+            cleaned["properties"] = {
+                name: value for name, value in properties.items() if name not in _AFFORDANCE_LISTS
+            }
+        return cleaned
+    if isinstance(schema, list):
+        return [_without_affordance_lists(item) for item in schema]
+    return schema
+
+
+def output_schema(
+    success: dict[str, Any], *, affordances: bool = True, problem_current: bool = True
+) -> dict[str, Any]:
+    """Success or problem: ``structuredContent`` conforms whichever way a call ends.
+
+    The root stays ``type: object`` (required by 2025-11-25); the two shapes are told
+    apart by their required keys.
+    """
+    problem = copy.deepcopy(PROBLEM_SCHEMA)
+    if not problem_current:
+        del problem["properties"]["current"]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "anyOf": [success if affordances else _without_affordance_lists(success), problem],
+    }
+
+
+def tool_result(
+    ctx: Context,
+    operation: Operation,
+    body: dict[str, Any],
+    *,
+    is_error: bool = False,
+    replayed: bool = False,
+) -> dict[str, Any]:
+    """A ``CallToolResult``: the body as structured content and as the same JSON text."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": dumps(body)}]
+    about = body.get("current") if is_error else body
+    if ctx.profile.resources and isinstance(about, dict):
+        block = resources.link(operation.resource, about)
+        if block is not None:
+            content.append(block)
+    result: dict[str, Any] = {"content": content, "structuredContent": body, "isError": is_error}
+    if replayed:
+        result["_meta"] = {REPLAYED_KEY: True}
+    return result
+
+
+class CatalogTools:
+    """One tool per catalog operation the caller has the capability for (SPEC §7)."""
+
+    def list_tools(self, ctx: Context) -> list[dict[str, Any]]:
+        catalog = get_catalog()
+        return [
+            self._tool(ctx, catalog.documents[operation.name])
+            for operation in catalog.for_user(ctx.user)
+        ]
+
+    def _tool(self, ctx: Context, entry: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "name": entry["name"],
+            "title": entry["title"],
+            "description": entry["description"],
+            "inputSchema": entry["inputSchema"],
+            "outputSchema": output_schema(
+                entry["outputSchema"],
+                affordances=ctx.profile.affordances,
+                problem_current=ctx.profile.problem_current,
+            ),
+            "annotations": entry["annotations"],
+            "_meta": {OPERATION_KEY: entry["id"]},
+        }
+
+    def call_tool(
+        self, ctx: Context, name: str, arguments: dict[str, Any], meta: dict[str, Any]
+    ) -> dict[str, Any]:
+        operation = get_catalog().lookup(name)
+        # lookup() also answers to URNs; a tool is called by its name only.
+        if operation is None or operation.name != name or not operation.permits(ctx.user):
+            raise JsonRpcError(INVALID_PARAMS, UNKNOWN_TOOL)
+        key = meta.get(IDEMPOTENCY_KEY)
+        if key is not None and not isinstance(key, str):
+            raise JsonRpcError(
+                INVALID_PARAMS, f'Invalid params: _meta["{IDEMPOTENCY_KEY}"] must be a string.'
+            )
+        try:
+            if not operation.is_transition:
+                return tool_result(ctx, operation, reads.read(ctx, operation, arguments))
+            outcome = perform(
+                operation=operation,
+                pk=self._object_id(operation, arguments),
+                user=ctx.user,
+                arguments=arguments,
+                via=Interface.MCP,
+                represent=ctx.represent,
+                idempotency_key=key,
+            )
+        except Problem as problem:
+            body = problem.as_dict(include_current=ctx.profile.problem_current)
+            return tool_result(ctx, operation, body, is_error=True)
+        return tool_result(ctx, operation, outcome.body, replayed=outcome.replayed)
+
+    @staticmethod
+    def _object_id(operation: Operation, arguments: dict[str, Any]) -> Any:
+        # REST takes the object from the URL; here it is an argument, so its absence is
+        # an argument error rather than an unknown object.
+        id_argument = operation.resource.id_argument
+        if id_argument not in arguments:
+            raise Problem.validation({id_argument: ["This field is required."]})
+        return arguments[id_argument]
