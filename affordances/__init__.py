@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from affordances.declarations import condition, guard, operation
+from affordances.declarations import condition, creates, guard, operation
 
-__all__ = ["condition", "guard", "operation"]
+__all__ = ["condition", "creates", "guard", "operation"]

@@ -24,7 +24,7 @@ from affordances.admin_forms import operation_form_class
 from affordances.catalog import get_catalog
 from affordances.diagrams import state_diagram
 from affordances.evaluation import Available, Unavailable, evaluate
-from affordances.execution import perform
+from affordances.execution import perform, perform_create
 from affordances.models import AuditRecord, Interface
 from affordances.operations import Operation
 from affordances.problems import Problem
@@ -160,6 +160,70 @@ class AffordanceAdminMixin:
         if change and resource is not None and form.has_changed():
             setattr(obj, resource.version_field, getattr(obj, resource.version_field) + 1)
         super().save_model(request, obj, form, change)  # type: ignore[misc]
+
+    # -- add page: the model's create operation ----------------------------------------
+
+    def _create_operation(self) -> Operation | None:
+        return get_catalog().create_for(self.model)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        operation = self._create_operation()
+        if operation is None:
+            return super().has_add_permission(request)  # type: ignore[misc]
+        return operation.permits(request.user)
+
+    def add_view(
+        self, request: HttpRequest, form_url: str = "", extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        operation = self._create_operation()
+        if operation is None:
+            return super().add_view(request, form_url, extra_context)  # type: ignore[misc]
+        if not operation.permits(request.user):
+            raise PermissionDenied
+        evaluation = evaluate(operation, None, request.user)
+        constraints = evaluation.constraints if isinstance(evaluation, Available) else {}
+        form_class = operation_form_class(operation.input_serializer, constraints)
+        form = form_class(request.POST if request.method == "POST" else None)
+        if request.method == "POST":
+            arguments = {
+                key: value
+                for key, value in request.POST.items()
+                if key in form.fields and key != "expectedVersion" and value != ""
+            }
+            try:
+                outcome = perform_create(
+                    operation=operation,
+                    user=request.user,
+                    arguments=arguments,
+                    via=Interface.ADMIN,
+                    represent=_represent,
+                )
+            except Problem as problem:
+                for field, errors in (problem.errors or {}).items():
+                    for error in errors:
+                        form.add_error(field if field in form.fields else None, error)
+                if not problem.errors:
+                    form.add_error(None, problem.detail)
+            else:
+                obj = self.model._default_manager.get(pk=outcome.body["id"])
+                self.message_user(  # type: ignore[attr-defined]
+                    request, f"{operation.title}: done. {obj} was created.", messages.SUCCESS
+                )
+                return HttpResponseRedirect(self._url("change", obj.pk))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "operation": operation,
+            "form": form,
+            "title": operation.title,
+            "change_url": self._url("changelist"),
+        }
+        return TemplateResponse(
+            request,
+            self.operation_form_template,
+            context,
+            status=400 if request.method == "POST" else 200,
+        )
 
     # -- one operation on one object -----------------------------------------------
 

@@ -71,6 +71,9 @@ class Catalog:
     def transitions_for(self, model: type) -> list[Operation]:
         return [op for op in self.for_model(model) if op.is_transition]
 
+    def create_for(self, model: type) -> Operation | None:
+        return next((op for op in self.for_model(model) if op.is_create), None)
+
     def transition(self, model: type, method_name: str) -> Operation | None:
         for op in self.transitions_for(model):
             if op.method_name == method_name:

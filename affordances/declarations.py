@@ -23,11 +23,13 @@ __all__ = [
     "OperationSpec",
     "condition",
     "condition_reason",
+    "creates",
     "guard",
     "operation",
 ]
 
 CUSTOM_KEY = "affordances"
+CREATE_ATTRIBUTE = "affordances_create"
 DEFAULT_STATE_REASON = "invalid_state"
 DEFAULT_CONDITION_REASON = "condition_not_met"
 
@@ -89,6 +91,47 @@ def operation(
         for fsm_transition in meta.transitions.values():
             fsm_transition.custom[CUSTOM_KEY] = spec
         return method
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class CreateSpec:
+    """A collection operation: a model callable that makes a new object."""
+
+    spec: OperationSpec
+    permission: str | None = None
+
+
+def creates(
+    *,
+    title: str,
+    input: type[serializers.Serializer] | None = None,  # noqa: A002
+    permission: str | None = None,
+    name: str | None = None,
+    version: int = 1,
+    constraints: Constraints | None = None,
+    annotations: Mapping[str, bool] | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a model function ``(cls, *, user, **arguments) -> instance`` as ``create_*``.
+
+    Apply it under ``@classmethod``. ``constraints`` gets ``(None, user)``.
+    """
+    spec = CreateSpec(
+        spec=OperationSpec(
+            title=title,
+            input=input,
+            name=name,
+            version=version,
+            constraints=constraints,
+            annotations=dict(annotations or {}),
+        ),
+        permission=permission,
+    )
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(func, CREATE_ATTRIBUTE, spec)
+        return func
 
     return decorate
 

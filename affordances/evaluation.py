@@ -44,6 +44,11 @@ def evaluate(operation: Operation, instance: Any, user: Any) -> Evaluation:
     Invisible when the caller lacks the capability. Otherwise the first failing rule
     names the reason, in this order: the state, each condition, each guard.
     """
+    if operation.is_create:
+        # A collection operation: no object, no state; only capability and constraints.
+        if not operation.permits(user):
+            return None
+        return Available(operation, constraints_for(operation, None, user))
     if not operation.is_transition or not operation.permits(user):
         return None
     return evaluate_permitted(operation, instance, user)

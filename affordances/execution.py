@@ -28,7 +28,7 @@ from affordances.models import AuditRecord, Interface
 from affordances.operations import Operation
 from affordances.problems import Problem
 
-__all__ = ["Outcome", "Represent", "parse_version", "perform"]
+__all__ = ["Outcome", "Represent", "parse_version", "perform", "perform_create"]
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +110,8 @@ def _constraint_message(error: Any) -> str:
         return f"Must be at most {error.validator_value}."
     if error.validator == "minimum":
         return f"Must be at least {error.validator_value}."
+    if error.validator == "required":
+        return "This field is required."
     if error.validator == "const":
         return f"Must be {error.validator_value}."
     return str(error.message)
@@ -306,3 +308,83 @@ def _run(
     if claimed is not None:
         idempotency.complete(claimed.record, status_code=200, body=body)
     return Outcome(status=200, body=body)
+
+
+def perform_create(
+    *,
+    operation: Operation,
+    user: Any,
+    arguments: Any,
+    via: str,
+    represent: Represent,
+    idempotency_key: str | None = None,
+) -> Outcome:
+    """Run a collection operation (``kind: create``): the same checks, minus object and state.
+
+    Capability (404), idempotency, arguments against the input serializer and the
+    caller's constraints (400); then the model's creator runs, and one audit record
+    with an empty source state is written, all in one transaction.
+    """
+    if not operation.is_create or not operation.permits(user):
+        raise Problem.not_found()
+    if via not in Interface.values:
+        raise ValueError(f"via must be one of {Interface.values}")
+    if not isinstance(arguments, Mapping):
+        raise Problem.malformed("The arguments must be a JSON object.")
+    arguments = dict(arguments)
+    resource = operation.resource
+
+    claimed: idempotency.Claim | None = None
+    if idempotency_key is not None:
+        print_ = idempotency.fingerprint(operation=operation.urn, pk="", arguments=arguments)
+        claimed = idempotency.claim(user=user, key=idempotency_key, print_=print_)
+        if claimed.replay:
+            return Outcome(
+                status=claimed.record.status_code or 201,
+                body=idempotency.stored_body(claimed.record),
+                replayed=True,
+            )
+    try:
+        with transaction.atomic():
+            evaluation = evaluate(operation, None, user)
+            assert isinstance(evaluation, Available)
+            kwargs, audit_arguments = validate_arguments(
+                operation, arguments, evaluation.constraints
+            )
+            assert operation.method_name is not None
+            try:
+                with transaction.atomic():
+                    instance = getattr(resource.model, operation.method_name)(user=user, **kwargs)
+            except DjangoValidationError as exc:
+                raise Problem.validation(
+                    _flatten_errors(getattr(exc, "message_dict", exc.messages))
+                ) from None
+            except Exception:
+                logger.exception("%s failed", operation.name)
+                raise Problem(
+                    status=409,
+                    code="transition_failed",
+                    detail=f"{operation.name} failed and was rolled back; nothing changed.",
+                ) from None
+            fsm_field = resource.fsm_fields[0] if resource.fsm_fields else None
+            AuditRecord.objects.create(
+                operation=operation.urn,
+                operation_name=operation.name,
+                content_type=ContentType.objects.get_for_model(resource.model),
+                object_id=str(instance.pk),
+                source_state="",
+                target_state=str(fsm_field.get_state(instance)) if fsm_field else "",
+                arguments=audit_arguments,
+                user=user,
+                username=user.get_username(),
+                via=via,
+                version=getattr(instance, resource.version_field),
+            )
+            body = represent(instance)
+            if claimed is not None:
+                idempotency.complete(claimed.record, status_code=201, body=body)
+    except BaseException:
+        if claimed is not None:
+            idempotency.release(claimed.record)
+        raise
+    return Outcome(status=201, body=body)

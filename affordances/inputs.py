@@ -56,6 +56,11 @@ def _field(name: str, field: serializers.Field, narrowed: dict[str, Any]) -> Inp
     }
     if field.default is not serializers.empty and not callable(field.default):
         common["default"] = field.default
+    if "enum" in narrowed and not isinstance(field, serializers.ChoiceField):
+        # A constraint that enumerates a free field turns it into a choice.
+        return InputField(
+            kind="choice", choices=tuple((str(v), str(v)) for v in narrowed["enum"]), **common
+        )
     if isinstance(field, serializers.ChoiceField):
         allowed = narrowed.get("enum")
         choices = tuple(

@@ -16,7 +16,7 @@ from django_fsm import FSMFieldMixin, FSMMeta, Transition
 from rest_framework import serializers
 
 from affordances.conf import settings
-from affordances.declarations import CUSTOM_KEY, OperationSpec
+from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, OperationSpec
 from affordances.resources import Resource
 from affordances.schemas import serializer_schema
 
@@ -24,6 +24,7 @@ __all__ = ["Operation", "build_operations"]
 
 KIND_READ = "read"
 KIND_TRANSITION = "transition"
+KIND_CREATE = "create"
 
 _TRANSITION_ANNOTATIONS = {
     "readOnlyHint": False,
@@ -71,6 +72,10 @@ class Operation:
     @property
     def is_transition(self) -> bool:
         return self.kind == KIND_TRANSITION
+
+    @property
+    def is_create(self) -> bool:
+        return self.kind == KIND_CREATE
 
     def permits(self, user: Any) -> bool:
         """Whether the caller has the capability (the catalog's filter; state never matters).
@@ -341,6 +346,51 @@ def _transition_operations(resource: Resource) -> list[Operation]:
     return operations
 
 
+def _create_operations(resource: Resource) -> list[Operation]:
+    operations = []
+    item = representation_schema(resource)
+    for attribute, member in inspect.getmembers(resource.model):
+        declared: CreateSpec | None = getattr(member, CREATE_ATTRIBUTE, None)
+        if declared is None:
+            continue
+        spec = declared.spec
+        arguments = (
+            serializer_schema(spec.input, direction="request")
+            if spec.input is not None
+            else {"type": "object", "properties": {}, "additionalProperties": False}
+        )
+        operations.append(
+            Operation(
+                name=spec.name or f"create_{resource.name}",
+                version=spec.version,
+                title=spec.title,
+                description=_docstring(member),
+                resource=resource,
+                kind=KIND_CREATE,
+                http_method="POST",
+                input_schema={
+                    "$schema": "https://json-schema.org/draft/2020-12/schema",
+                    **arguments,
+                },
+                output_schema=item,
+                annotations={
+                    **_TRANSITION_ANNOTATIONS,
+                    "destructiveHint": False,
+                    **spec.annotations,
+                },
+                permission=declared.permission,
+                method_name=attribute,
+                spec=spec,
+                input_serializer=spec.input,
+            )
+        )
+    return operations
+
+
 def build_operations(resource: Resource) -> list[Operation]:
-    """Reads first, then transitions in declaration order."""
-    return [*_read_operations(resource), *_transition_operations(resource)]
+    """Reads, then creation, then transitions in declaration order."""
+    return [
+        *_read_operations(resource),
+        *_create_operations(resource),
+        *_transition_operations(resource),
+    ]

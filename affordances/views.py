@@ -7,9 +7,10 @@ import re
 from typing import Any
 
 from django.http import QueryDict
+from django.urls import NoReverseMatch, reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,11 +18,12 @@ from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
 from affordances.catalog import get_catalog
-from affordances.execution import perform
+from affordances.execution import perform, perform_create
 from affordances.models import Interface
+from affordances.operations import Operation
 from affordances.problems import Problem
 
-__all__ = ["OperationDetailView", "OperationListView", "TransitionActionsMixin"]
+__all__ = ["EntryPointView", "OperationDetailView", "OperationListView", "TransitionActionsMixin"]
 
 _IF_MATCH = re.compile(r'^\s*"(\d{1,19})"\s*$')
 
@@ -46,6 +48,24 @@ class ProblemSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False)
     errors = serializers.DictField(required=False)
     current = serializers.DictField(required=False)
+
+
+class EntryPointView(APIView):
+    """``GET /api/``: links to every registered collection and to the catalog."""
+
+    @extend_schema(
+        operation_id="entry_point", responses={200: OpenApiResponse(description="Links.")}
+    )
+    def get(self, request: Request) -> Response:
+        links: dict[str, Any] = {"self": {"href": request.build_absolute_uri()}}
+        for resource in get_catalog().resources:
+            try:
+                path = reverse(f"{resource.basename}-list")
+            except NoReverseMatch:
+                continue
+            links[resource.plural] = {"href": request.build_absolute_uri(path)}
+        links["operations"] = {"href": request.build_absolute_uri(reverse("operation-list"))}
+        return _vary_private(Response({"_links": links}))
 
 
 class OperationListView(APIView):
@@ -161,6 +181,64 @@ class TransitionActionsMixin:
         version = outcome.body.get("version")
         if version is not None:
             response["ETag"] = f'"{version}"'
+        if outcome.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return _vary_private(response)
+
+    @property
+    def allowed_methods(self) -> list[str]:
+        # Allow must not advertise POST to a caller who may not create (no leak).
+        methods = super().allowed_methods  # type: ignore[misc]
+        if "POST" in methods and not self._may_create():
+            methods = [method for method in methods if method != "POST"]
+        return methods
+
+    def _create_operation(self) -> Operation | None:
+        return get_catalog().create_for(self.queryset.model)  # type: ignore[attr-defined]
+
+    def _may_create(self) -> bool:
+        operation = self._create_operation()
+        request = getattr(self, "request", None)
+        # DRF computes headers before authenticating; don't authenticate from here.
+        if operation is None or request is None or not hasattr(request, "_user"):
+            return False
+        return operation.permits(request.user)
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        if response.has_header("Allow"):
+            # Now that the caller is known, say which methods it may use.
+            response["Allow"] = ", ".join(self.allowed_methods)
+        return response
+
+    def get_serializer_class(self) -> Any:
+        operation = self._create_operation()
+        if getattr(self, "action", None) == "create" and operation is not None:
+            return operation.input_serializer or NoArguments
+        return super().get_serializer_class()  # type: ignore[misc]
+
+    @extend_schema(responses={201: OpenApiResponse(description="The new object.")})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Run the model's collection operation (``kind: create``) through the execution path."""
+        operation = self._create_operation()
+        if operation is None or not operation.permits(request.user):
+            # As if the collection took no POST at all, exactly as for a read-only one.
+            raise exceptions.MethodNotAllowed(request.method)
+        outcome = perform_create(
+            operation=operation,
+            user=request.user,
+            arguments=_body(request),
+            via=Interface.API,
+            represent=self._represent,
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        response = Response(outcome.body, status=outcome.status)
+        if outcome.body.get("url"):
+            response["Location"] = outcome.body["url"]
+        if outcome.body.get("version") is not None:
+            response["ETag"] = f'"{outcome.body["version"]}"'
         if outcome.replayed:
             response["Idempotent-Replayed"] = "true"
         return _vary_private(response)

@@ -132,6 +132,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "affordances.browsable.AffordancesBrowsableAPIRenderer",
+        "affordances.renderers.HalFormsRenderer",
     ],
     "DEFAULT_PAGINATION_CLASS": "orders.pagination.OrderPagination",
     "PAGE_SIZE": 50,

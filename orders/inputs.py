@@ -40,3 +40,18 @@ class RefundOrderInput(serializers.Serializer):
     note = serializers.CharField(
         required=False, allow_blank=True, max_length=500, help_text="Free text for the record."
     )
+
+
+class CreateOrderInput(serializers.Serializer):
+    description = serializers.CharField(max_length=200, help_text="What is ordered.")
+    total = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        min_value=Decimal("0.01"),
+        help_text="Order total in EUR, greater than 0.",
+    )
+    customer = serializers.CharField(
+        required=False,
+        max_length=150,
+        help_text="Username of the customer (staff only; customers order for themselves).",
+    )

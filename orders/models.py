@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django_fsm import FSMField, FSMModelMixin, transition
 
-from affordances import operation
+from affordances import creates, operation
 from orders import inputs, rules
 
 
@@ -67,6 +70,36 @@ class Order(FSMModelMixin, models.Model):
 
     def __str__(self) -> str:
         return f"Order #{self.pk} ({self.status})"
+
+    @classmethod
+    @creates(
+        title="Create order",
+        input=inputs.CreateOrderInput,
+        permission="orders.add_order",
+        constraints=rules.create_constraints,
+    )
+    def place(
+        cls, *, user: Any, description: str, total: Decimal, customer: str | None = None
+    ) -> Order:
+        """Place a new order; it starts `pending` with its payment `authorized`.
+
+        Arguments: `description` (required, at most 200 characters), `total` (required,
+        greater than 0) and, for staff only, `customer` (the customer's username;
+        customers always order for themselves). Requires the `orders.add_order`
+        permission. Confirm it next with `confirm_order`.
+        """
+        if customer is None:
+            owner = user
+        else:
+            owner = get_user_model().objects.filter(username=customer).first()
+            if owner is None or not rules.is_customer(owner):
+                raise ValidationError({"customer": ["No customer with this username."]})
+        return cls.objects.create(
+            customer=owner,
+            description=description,
+            total=total,
+            payment_status=PaymentStatus.AUTHORIZED,
+        )
 
     @operation(
         title="Confirm order",

@@ -65,3 +65,10 @@ def cancel_constraints(order: Order, user: Any) -> dict[str, Any]:
 def refund_constraints(order: Order, user: Any) -> dict[str, Any]:
     """A refund never exceeds what was paid."""
     return {"properties": {"amount": {"maximum": order.total}}}
+
+
+def create_constraints(order: None, user: Any) -> dict[str, Any]:
+    """Customers order for themselves; staff must say for whom."""
+    if is_customer(user):
+        return {"properties": {"customer": {"enum": [user.get_username()]}}}
+    return {"required": ["customer"]}

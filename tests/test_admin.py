@@ -974,7 +974,10 @@ def test_catalog_page_lists_the_operations_the_user_may_know_about(demo, role):
     response = login(role).get(CATALOG)
     assert response.status_code == 200
     sections = _catalog_sections(parse(response.content))
-    expected = ["get_order", "list_orders"] + [n for n in OPERATIONS if n in CAPABILITIES[role]]
+    creates = ["create_order"] if role in ("admin", "support") else []  # SPEC §12: add_order
+    expected = ["get_order", "list_orders", *creates] + [
+        n for n in OPERATIONS if n in CAPABILITIES[role]
+    ]
     assert list(sections) == expected
     catalog = get_catalog()
     for name, section in sections.items():

@@ -1,7 +1,7 @@
 """The operation catalog over the REST face: ``GET /api/operations/`` (SPEC §4).
 
 ``tests/golden/catalog.json`` is the demo catalog as the admin superuser sees it (all
-seven operations). After an intended change to the catalog, regenerate it with
+eight operations). After an intended change to the catalog, regenerate it with
 
     python manage.py affordances_catalog > tests/golden/catalog.json
 
@@ -30,26 +30,28 @@ GOLDEN = Path(__file__).parent / "golden" / "catalog.json"
 REGENERATE = "python manage.py affordances_catalog > tests/golden/catalog.json"
 
 READS = ["get_order", "list_orders"]
+CREATE = "create_order"  # SPEC §12: kind "create", capability orders.add_order
 ALL_OPERATIONS = [
     *READS,
+    CREATE,
     "confirm_order",
     "ship_order",
     "deliver_order",
     "cancel_order",
     "refund_order",
 ]
-TRANSITIONS = ALL_OPERATIONS[2:]
+TRANSITIONS = ALL_OPERATIONS[3:]
 
-# SPEC §8: each role sees the two reads plus the transitions it has the capability for,
-# in catalog order.
+# SPEC §8 and §12: each role sees the two reads, create_order if it holds add_order
+# (customer and support), and the transitions it has the capability for, in catalog order.
 EXPECTED_BY_ROLE = {
     "admin": ALL_OPERATIONS,
-    "support": [*READS, "confirm_order", "cancel_order"],
+    "support": [*READS, CREATE, "confirm_order", "cancel_order"],
     "warehouse": [*READS, "ship_order", "deliver_order"],
     "supervisor": [*READS, "confirm_order", "cancel_order", "refund_order"],
     "auditor": READS,
-    "alice": [*READS, "cancel_order"],
-    "bob": [*READS, "cancel_order"],
+    "alice": [*READS, CREATE, "cancel_order"],
+    "bob": [*READS, CREATE, "cancel_order"],
 }
 
 # SPEC §8 states; the transition facts every catalog entry must state.
@@ -144,7 +146,7 @@ def test_admin_catalog_equals_the_golden_file(api):
     _assert_json_equal(_catalog(api("admin")), expected, label="GET /api/operations/ as admin")
 
 
-def test_golden_file_holds_all_seven_operations():
+def test_golden_file_holds_all_eight_operations():
     golden = json.loads(GOLDEN.read_text())
 
     assert _names(golden) == ALL_OPERATIONS

@@ -14,6 +14,7 @@ GOLDEN = Path(__file__).parent / "golden" / "catalog.json"
 ALL_OPERATIONS = [
     "get_order",
     "list_orders",
+    "create_order",
     "confirm_order",
     "ship_order",
     "deliver_order",
@@ -58,7 +59,7 @@ def test_command_indent_only_changes_the_layout():
 def test_command_for_alice_prints_only_her_operations(demo):
     document = json.loads(_run("--user", "alice"))
 
-    assert _names(document) == ["get_order", "list_orders", "cancel_order"]
+    assert _names(document) == ["get_order", "list_orders", "create_order", "cancel_order"]
 
 
 def test_command_for_alice_prints_the_entries_of_the_whole_catalog(demo):

@@ -27,6 +27,7 @@ from tests.generic.models import Ticket
 ORDER_OPERATIONS = [
     "get_order",
     "list_orders",
+    "create_order",
     "confirm_order",
     "ship_order",
     "deliver_order",
@@ -165,6 +166,7 @@ def test_escalate_permission_shows_it_to_a_user_with_it(demo, with_ticket):
     assert visible == [
         "get_order",
         "list_orders",
+        "create_order",
         "cancel_order",
         *TICKET_OPERATIONS,
     ]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
+from affordances import execution
 from affordances.catalog import get_catalog
-from affordances.execution import perform
 from affordances.mcp import reads, resources
 from affordances.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
 from affordances.models import Interface
@@ -172,17 +172,29 @@ class CatalogTools:
                 INVALID_PARAMS, f'Invalid params: _meta["{IDEMPOTENCY_KEY}"] must be a string.'
             )
         try:
-            if not operation.is_transition:
+            if operation.is_transition:
+                outcome = execution.perform(
+                    operation=operation,
+                    pk=self._object_id(operation, arguments),
+                    user=ctx.user,
+                    arguments=arguments,
+                    via=Interface.MCP,
+                    represent=ctx.represent,
+                    idempotency_key=key,
+                )
+            elif getattr(operation, "is_create", False):
+                # A collection operation (SPEC §12): the same path, minus object and state.
+                # (getattr: the create kind is newer than this module's first callers.)
+                outcome = execution.perform_create(
+                    operation=operation,
+                    user=ctx.user,
+                    arguments=arguments,
+                    via=Interface.MCP,
+                    represent=ctx.represent,
+                    idempotency_key=key,
+                )
+            else:
                 return tool_result(ctx, operation, reads.read(ctx, operation, arguments))
-            outcome = perform(
-                operation=operation,
-                pk=self._object_id(operation, arguments),
-                user=ctx.user,
-                arguments=arguments,
-                via=Interface.MCP,
-                represent=ctx.represent,
-                idempotency_key=key,
-            )
         except Problem as problem:
             body = problem.as_dict(include_current=ctx.profile.problem_current)
             return tool_result(ctx, operation, body, is_error=True)

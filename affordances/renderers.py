@@ -1,0 +1,183 @@
+"""HAL-FORMS (mamund's ``application/prs.hal-forms+json``) built from the same evaluation.
+
+The renderer rewrites what the DRF serializer produced: ``affordances`` become
+``_templates`` (one per available operation, keyed by operation name), properties come
+from the input serializer narrowed by the constraints (:mod:`affordances.inputs`), and
+the version travels as a hidden ``expectedVersion``. Unavailable operations get no
+template; operations the caller may not know get nothing at all.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.urls import NoReverseMatch, reverse
+from rest_framework.renderers import JSONRenderer
+
+from affordances.catalog import get_catalog
+from affordances.evaluation import Available, evaluate
+from affordances.inputs import InputField, input_fields
+from affordances.operations import Operation
+from affordances.resources import Resource
+
+__all__ = ["HAL_FORMS_MEDIA_TYPE", "HalFormsRenderer", "hal_document"]
+
+HAL_FORMS_MEDIA_TYPE = "application/prs.hal-forms+json"
+_HIDDEN_LISTS = ("affordances", "unavailableAffordances")
+
+
+def _number(value: Decimal | None) -> int | float | None:
+    if value is None:
+        return None
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def hal_property(item: InputField) -> dict[str, Any]:
+    """One HAL-FORMS property from one (narrowed) input field."""
+    prop: dict[str, Any] = {"name": item.name, "prompt": item.label}
+    if item.required:
+        prop["required"] = True
+    if item.kind == "choice":
+        prop["options"] = {
+            "inline": [value for value, _ in item.choices],
+            "minItems": 1 if item.required else 0,
+            "maxItems": 1,
+        }
+    elif item.kind == "boolean":
+        prop["options"] = {"inline": ["true", "false"], "minItems": 0, "maxItems": 1}
+    elif item.kind in ("decimal", "integer"):
+        prop["type"] = "number"
+        for key, value in (("min", item.minimum), ("max", item.maximum)):
+            if value is not None:
+                prop[key] = _number(value)
+        if item.kind == "decimal" and item.decimal_places is not None:
+            prop["step"] = _number(Decimal(1).scaleb(-item.decimal_places))
+    elif item.kind == "date":
+        prop["type"] = "date"
+    elif item.kind == "datetime":
+        prop["type"] = "datetime-local"
+    else:
+        prop["type"] = item.kind  # text | textarea
+        if item.pattern:
+            prop["regex"] = item.pattern
+        if item.min_length is not None:
+            prop["minLength"] = item.min_length
+        if item.max_length is not None:
+            prop["maxLength"] = item.max_length
+    if item.default is not None:
+        prop["value"] = str(item.default)
+    return prop
+
+
+def _template(
+    operation: Operation, target: str | None, constraints: dict[str, Any], version: Any = None
+) -> dict[str, Any]:
+    properties = [
+        hal_property(item) for item in input_fields(operation.input_serializer, constraints)
+    ]
+    if version is not None:
+        properties.append(
+            {"name": "expectedVersion", "type": "hidden", "readOnly": True, "value": str(version)}
+        )
+    template: dict[str, Any] = {
+        "title": operation.title,
+        "method": operation.http_method,
+        "contentType": "application/json",
+        "properties": properties,
+    }
+    if target is not None:
+        template["target"] = target
+    return template
+
+
+def _absolute(request: Any, name: str, **kwargs: Any) -> str | None:
+    try:
+        path = reverse(name, kwargs=kwargs or None)
+    except NoReverseMatch:
+        return None
+    return request.build_absolute_uri(path) if request is not None else path
+
+
+def _item(data: dict[str, Any], resource: Resource | None, request: Any) -> dict[str, Any]:
+    catalog = get_catalog()
+    document = {key: value for key, value in data.items() if key not in _HIDDEN_LISTS}
+    links: dict[str, Any] = {}
+    if data.get("url"):
+        links["self"] = {"href": data["url"]}
+    if resource is not None:
+        collection = _absolute(request, f"{resource.basename}-list")
+        if collection:
+            links["collection"] = {"href": collection}
+    templates: dict[str, Any] = {}
+    for affordance in data.get("affordances", []):
+        operation = catalog.lookup(affordance["name"])
+        if operation is None:
+            continue
+        templates[operation.name] = _template(
+            operation,
+            affordance.get("target"),
+            affordance.get("constraints") or {},
+            affordance.get("validForVersion"),
+        )
+    document["_links"] = links
+    document["_templates"] = templates
+    return document
+
+
+def _collection(data: dict[str, Any], resource: Resource | None, request: Any) -> dict[str, Any]:
+    links: dict[str, Any] = {}
+    if request is not None:
+        links["self"] = {"href": request.build_absolute_uri()}
+    for key, rel in (("next", "next"), ("previous", "prev")):
+        if data.get(key):
+            links[rel] = {"href": data[key]}
+    embedded_name = resource.plural if resource is not None else "items"
+    document: dict[str, Any] = {
+        "count": data.get("count"),
+        "_links": links,
+        "_embedded": {
+            embedded_name: [_item(item, resource, request) for item in data.get("results", [])]
+        },
+        "_templates": {},
+    }
+    create = get_catalog().create_for(resource.model) if resource is not None else None
+    user = getattr(request, "user", None)
+    if create is not None and user is not None:
+        result = evaluate(create, None, user)
+        if isinstance(result, Available):
+            target = _absolute(request, f"{resource.basename}-list") if resource else None
+            document["_templates"][create.name] = _template(create, target, result.constraints)
+    return document
+
+
+def hal_document(data: Any, *, request: Any = None, view: Any = None) -> Any:
+    """The HAL-FORMS form of a DRF response body (item, paginated collection or links)."""
+    if not isinstance(data, dict):
+        return data
+    queryset = getattr(view, "queryset", None)
+    resource = get_catalog().resource_for(queryset.model) if queryset is not None else None
+    if isinstance(data.get("results"), list):
+        return _collection(data, resource, request)
+    if "_links" in data:
+        return {**data, "_templates": data.get("_templates", {})}
+    return _item(data, resource, request)
+
+
+class HalFormsRenderer(JSONRenderer):
+    media_type = HAL_FORMS_MEDIA_TYPE
+    format = "hal-forms"
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: dict[str, Any] | None = None,
+    ) -> bytes:
+        context = renderer_context or {}
+        response = context.get("response")
+        if response is not None and response.status_code >= 400:
+            # Problem documents stay problem documents.
+            return super().render(data, accepted_media_type, renderer_context)
+        document = hal_document(data, request=context.get("request"), view=context.get("view"))
+        return super().render(document, accepted_media_type, renderer_context)
