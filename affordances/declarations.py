@@ -106,7 +106,7 @@ class CreateSpec:
 def creates(
     *,
     title: str,
-    input: type[serializers.Serializer] | None = None,  # noqa: A002
+    input: type[serializers.Serializer] | None = None,
     permission: str | None = None,
     name: str | None = None,
     version: int = 1,
