@@ -54,11 +54,15 @@ def _form_field(item: InputField) -> forms.Field:
 
 
 def operation_form_class(
-    input_serializer: type[serializers.Serializer] | None, constraints: dict[str, Any]
+    input_serializer: type[serializers.Serializer] | None,
+    constraints: dict[str, Any],
+    *,
+    versioned: bool = True,
 ) -> type[forms.Form]:
-    """A form class with one field per input, plus the hidden version."""
+    """A form class with one field per input, plus the hidden version it was rendered for."""
     fields: dict[str, forms.Field] = {
         item.name: _form_field(item) for item in input_fields(input_serializer, constraints)
     }
-    fields["expectedVersion"] = forms.IntegerField(widget=forms.HiddenInput, required=False)
+    if versioned:
+        fields["expectedVersion"] = forms.IntegerField(widget=forms.HiddenInput, required=False)
     return type("OperationForm", (forms.Form,), fields)

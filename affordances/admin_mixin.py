@@ -182,7 +182,7 @@ class AffordanceAdminMixin:
             raise PermissionDenied
         evaluation = evaluate(operation, None, request.user)
         constraints = evaluation.constraints if isinstance(evaluation, Available) else {}
-        form_class = operation_form_class(operation.input_serializer, constraints)
+        form_class = operation_form_class(operation.input_serializer, constraints, versioned=False)
         form = form_class(request.POST if request.method == "POST" else None)
         if request.method == "POST":
             arguments = {
@@ -199,11 +199,7 @@ class AffordanceAdminMixin:
                     represent=_represent,
                 )
             except Problem as problem:
-                for field, errors in (problem.errors or {}).items():
-                    for error in errors:
-                        form.add_error(field if field in form.fields else None, error)
-                if not problem.errors:
-                    form.add_error(None, problem.detail)
+                _show_problem(form, problem)
             else:
                 obj = self.model._default_manager.get(pk=outcome.body["id"])
                 self.message_user(  # type: ignore[attr-defined]
@@ -259,10 +255,7 @@ class AffordanceAdminMixin:
                 )
             except Problem as problem:
                 if problem.code == "validation_error":
-                    for field, errors in (problem.errors or {}).items():
-                        target = field if field in form.fields else None
-                        for error in errors:
-                            form.add_error(target, error)
+                    _show_problem(form, problem)
                     return self._render_operation_form(request, obj, operation, form, status=400)
                 self._message_refusal(request, operation, obj, problem)
                 return HttpResponseRedirect(change_url)
@@ -441,3 +434,15 @@ class AffordanceAdminMixin:
             else [],
         }
         return TemplateResponse(request, self.catalog_template, context)
+
+
+def _show_problem(form: Any, problem: Problem) -> None:
+    """Put the execution path's verdict on the form, without repeating the form's own."""
+    for field, errors in (problem.errors or {}).items():
+        target = field if field in form.fields else None
+        shown = form.errors.get(target or "__all__", [])
+        for error in errors:
+            if error not in shown:
+                form.add_error(target, error)
+    if not problem.errors:
+        form.add_error(None, problem.detail)

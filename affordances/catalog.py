@@ -8,7 +8,6 @@ capability for — never a function of object state or of earlier requests.
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,17 +16,12 @@ from typing import Any
 
 from django.core.signals import setting_changed
 from django.dispatch import receiver
-from rest_framework.utils.encoders import JSONEncoder
 
+from affordances.encoding import canonical_json
 from affordances.operations import Operation, build_operations
 from affordances.resources import Resource, registered_resources
 
 __all__ = ["Catalog", "canonical_json", "get_catalog", "reset_catalog"]
-
-
-def canonical_json(data: Any) -> str:
-    """One byte-stable JSON text for hashing and golden files."""
-    return json.dumps(data, cls=JSONEncoder, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,9 @@ from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.models import AuditRecord, Interface
 from affordances.operations import Operation
 from affordances.problems import Problem
+from affordances.resources import Resource
 
-__all__ = ["Outcome", "Represent", "parse_version", "perform", "perform_create"]
+__all__ = ["Outcome", "Represent", "normalize_pk", "parse_version", "perform", "perform_create"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +62,12 @@ def parse_version(value: Any, *, name: str = "expectedVersion") -> int | None:
     return number
 
 
-def _normalize_pk(operation: Operation, pk: Any) -> Any:
-    if operation.resource.pk_is_integer:
+def normalize_pk(resource: Resource, pk: Any) -> Any:
+    """A primary key from a URL or JSON, or ``not_found`` — never a database error.
+
+    Beyond a bigint the database would raise instead of finding nothing.
+    """
+    if resource.pk_is_integer:
         if isinstance(pk, bool):
             raise Problem.not_found()
         try:
@@ -173,7 +178,7 @@ def perform(
     arguments = dict(arguments)
 
     # 1. Visibility and capability: a hidden operation or object is simply not there.
-    pk = _normalize_pk(operation, pk)
+    pk = normalize_pk(resource, pk)
     if not operation.permits(user) or not resource.visible_queryset(user).filter(pk=pk).exists():
         raise Problem.not_found()
 

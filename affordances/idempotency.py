@@ -16,8 +16,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.utils.encoders import JSONEncoder
 
-from affordances.catalog import canonical_json
 from affordances.conf import settings
+from affordances.encoding import canonical_json
 from affordances.models import IdempotencyRecord
 from affordances.problems import Problem
 

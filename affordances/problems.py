@@ -18,6 +18,7 @@ from affordances.conf import settings
 
 __all__ = [
     "PROBLEM_CONTENT_TYPE",
+    "PROBLEM_SCHEMA",
     "Problem",
     "problem_exception_handler",
 ]
@@ -128,6 +129,43 @@ class Problem(Exception):
     def malformed(cls, detail: str) -> Problem:
         return cls(status=400, code="malformed_request", detail=detail)
 
+
+# The document of Problem.as_dict, as JSON Schema (MCP outputSchema admits it).
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "A refusal (RFC 9457 problem details); nothing ran.",
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "code": {
+            "type": "string",
+            "description": (
+                "not_found, stale_version, operation_not_available, validation_error, "
+                "malformed_request, idempotency_key_reused, idempotency_key_in_use or "
+                "transition_failed."
+            ),
+        },
+        "detail": {"type": "string"},
+        "reason": {
+            "type": "string",
+            "description": "Why the operation does not apply now (operation_not_available).",
+        },
+        "errors": {
+            "type": "object",
+            "description": "Messages per argument (validation_error).",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
+        "current": {
+            "type": "object",
+            "description": (
+                "The object as it is now, with its affordances "
+                "(stale_version, operation_not_available)."
+            ),
+        },
+    },
+    "required": ["type", "title", "status", "code", "detail"],
+}
 
 _DRF_CODES: list[tuple[type[Exception], str]] = [
     (exceptions.NotFound, "not_found"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -14,10 +13,10 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
 from affordances.catalog import get_catalog
+from affordances.encoding import jsonable
 from affordances.execution import perform, perform_create
 from affordances.models import Interface
 from affordances.operations import Operation
@@ -141,11 +140,6 @@ def _body(request: Request) -> dict[str, Any]:
     return data
 
 
-def _jsonable(data: Any) -> dict[str, Any]:
-    """A plain JSON object, the same whether served now or replayed later."""
-    return json.loads(json.dumps(data, cls=JSONEncoder))
-
-
 class TransitionActionsMixin:
     """Add to a viewset of a registered model: ``POST {detail}/{transition}/`` per operation.
 
@@ -215,7 +209,10 @@ class TransitionActionsMixin:
 
     def get_serializer_class(self) -> Any:
         operation = self._create_operation()
-        if getattr(self, "action", None) == "create" and operation is not None:
+        # "metadata" is DRF's OPTIONS, which describes POST with a cloned POST request.
+        action = getattr(self, "action", None)
+        method = getattr(getattr(self, "request", None), "method", None)
+        if operation is not None and action in ("create", "metadata") and method == "POST":
             return operation.input_serializer or NoArguments
         return super().get_serializer_class()  # type: ignore[misc]
 
@@ -250,7 +247,7 @@ class TransitionActionsMixin:
         if serializer_class is None:
             return {"id": instance.pk}
         context = self.get_serializer_context()  # type: ignore[attr-defined]
-        return _jsonable(serializer_class(instance, context=context).data)
+        return jsonable(serializer_class(instance, context=context).data)
 
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         response = super().retrieve(request, *args, **kwargs)  # type: ignore[misc]

@@ -5,6 +5,9 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework_simplejwt.views import TokenObtainPairView, TokenRefreshView
 
+from affordances.mcp.profiles import HYBRID
+from affordances.mcp.views import McpView
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/token/", TokenObtainPairView.as_view(), name="token_obtain_pair"),
@@ -14,4 +17,5 @@ urlpatterns = [
     path("api/", include("affordances.urls")),
     path("api/", include("orders.urls")),
     path("api-auth/", include("rest_framework.urls")),
+    path("mcp", McpView.as_view(profile=HYBRID), name="mcp"),
 ]

@@ -86,7 +86,7 @@ class Order(FSMModelMixin, models.Model):
         Arguments: `description` (required, at most 200 characters), `total` (required,
         greater than 0) and, for staff only, `customer` (the customer's username;
         customers always order for themselves). Requires the `orders.add_order`
-        permission. Confirm it next with `confirm_order`.
+        permission.
         """
         if customer is None:
             owner = user

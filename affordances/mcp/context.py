@@ -4,15 +4,15 @@ render an object the way the REST face renders it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from django.db import models
 from rest_framework.request import Request
-from rest_framework.utils.encoders import JSONEncoder
 
 from affordances.catalog import get_catalog
+from affordances.encoding import jsonable
+from affordances.execution import normalize_pk
 from affordances.problems import Problem
 from affordances.resources import Resource
 
@@ -20,14 +20,7 @@ if TYPE_CHECKING:
     from affordances.mcp.profiles import Profile
     from affordances.mcp.protocol import Revision
 
-__all__ = ["Context", "jsonable"]
-
-_MAX_BIGINT = 2**63 - 1
-
-
-def jsonable(data: Any) -> Any:
-    """A plain JSON value, the same whether served now or replayed from a stored body."""
-    return json.loads(json.dumps(data, cls=JSONEncoder))
+__all__ = ["Context"]
 
 
 @dataclass
@@ -69,17 +62,7 @@ class Context:
 
     def visible(self, resource: Resource, pk: Any) -> models.Model:
         """The object ``pk`` if this caller may see it; hidden and missing look the same."""
-        if resource.pk_is_integer:
-            if isinstance(pk, bool):
-                raise Problem.not_found()
-            try:
-                number = int(pk)
-            except (TypeError, ValueError):
-                raise Problem.not_found() from None
-            # Beyond a bigint the database would raise instead of finding nothing.
-            if not 1 <= number <= _MAX_BIGINT or str(number) != str(pk).strip():
-                raise Problem.not_found()
-            pk = number
+        pk = normalize_pk(resource, pk)
         instance = resource.visible_queryset(self.user).filter(pk=pk).first()
         if instance is None:
             raise Problem.not_found()

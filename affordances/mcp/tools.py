@@ -1,11 +1,11 @@
 """The catalog as MCP tools, and ``tools/call`` as the one execution path (SPEC §7).
 
 A tool is a catalog entry the caller may know about, rendered once more: same name,
-prose, schemas and hints, plus the operation URN in ``_meta``. Calling it is reading
-(as REST reads) or ``perform(..., via="mcp")``; a refusal is a result with ``isError``
-and the problem as ``structuredContent``, so the agent sees why and can recover. An
-unknown tool and a tool the caller lacks the capability for fail alike (-32602),
-without saying which — the no-leak rule.
+prose, schemas and hints, plus the operation URN in ``_meta``. Calling it reads (as
+REST reads) or runs ``perform``/``perform_create(..., via="mcp")``; a refusal is a
+result with ``isError`` and the problem as ``structuredContent``, so the agent sees why
+and can recover. An unknown tool and a tool the caller lacks the capability for fail
+alike (-32602), without saying which — the no-leak rule.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from affordances.mcp import reads, resources
 from affordances.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
 from affordances.models import Interface
 from affordances.operations import Operation
-from affordances.problems import Problem
+from affordances.problems import PROBLEM_SCHEMA, Problem
 
 if TYPE_CHECKING:
     from affordances.mcp.context import Context
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = [
     "IDEMPOTENCY_KEY",
     "OPERATION_KEY",
-    "PROBLEM_SCHEMA",
     "REPLAYED_KEY",
     "CatalogTools",
     "output_schema",
@@ -39,43 +38,6 @@ IDEMPOTENCY_KEY = "affordances/idempotencyKey"
 REPLAYED_KEY = "affordances/replayed"
 
 UNKNOWN_TOOL = "Unknown tool. Call tools/list for the tools you may use."
-
-# The problem document of affordances.problems.Problem.as_dict, as JSON Schema.
-PROBLEM_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "A refusal (RFC 9457 problem details); nothing ran.",
-    "properties": {
-        "type": {"type": "string"},
-        "title": {"type": "string"},
-        "status": {"type": "integer"},
-        "code": {
-            "type": "string",
-            "description": (
-                "not_found, stale_version, operation_not_available, validation_error, "
-                "malformed_request, idempotency_key_reused, idempotency_key_in_use or "
-                "transition_failed."
-            ),
-        },
-        "detail": {"type": "string"},
-        "reason": {
-            "type": "string",
-            "description": "Why the operation does not apply now (operation_not_available).",
-        },
-        "errors": {
-            "type": "object",
-            "description": "Messages per argument (validation_error).",
-            "additionalProperties": {"type": "array", "items": {"type": "string"}},
-        },
-        "current": {
-            "type": "object",
-            "description": (
-                "The object as it is now, with its affordances "
-                "(stale_version, operation_not_available)."
-            ),
-        },
-    },
-    "required": ["type", "title", "status", "code", "detail"],
-}
 
 _AFFORDANCE_LISTS = ("affordances", "unavailableAffordances")
 
@@ -182,9 +144,8 @@ class CatalogTools:
                     represent=ctx.represent,
                     idempotency_key=key,
                 )
-            elif getattr(operation, "is_create", False):
+            elif operation.is_create:
                 # A collection operation (SPEC §12): the same path, minus object and state.
-                # (getattr: the create kind is newer than this module's first callers.)
                 outcome = execution.perform_create(
                     operation=operation,
                     user=ctx.user,

@@ -107,9 +107,11 @@ class McpView(View):
         if declared > self.max_request_bytes:
             return too_large
 
-        authentication = JWTAuthentication()
+        # A DRF request around the POST: the token is read from it, and serializers build
+        # absolute URLs (affordance targets, resource URIs) from it later.
+        drf_request = Request(request)
         try:
-            authenticated = authentication.authenticate(request)  # type: ignore[arg-type]
+            authenticated = JWTAuthentication().authenticate(drf_request)
         except AuthenticationFailed as exc:
             detail = exc.detail.get("detail", "") if isinstance(exc.detail, dict) else exc.detail
             return self._unauthorized(str(detail), invalid=True)
@@ -135,7 +137,6 @@ class McpView(View):
             # Before the message is understood there is no revision: plain 400.
             return _json(400, jsonrpc.error_response(error.id, error))
 
-        drf_request = Request(request)
         drf_request.user = user
         try:
             reply = dispatcher_for(self.profile).dispatch(

@@ -1,0 +1,74 @@
+"""Shared by the MCP tests: how each revision talks, and the protocol's own checks.
+
+Every answer a test sees goes through :func:`check`, which validates it with the
+``mcp`` package's pydantic models for the revision it was spoken in — not with
+expectations of our own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types
+from jsonschema import Draft202012Validator
+from mcp_types import methods
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+OLDER = "2025-06-18"
+
+READS = ["get_order", "list_orders"]
+TRANSITIONS = ["confirm_order", "ship_order", "deliver_order", "cancel_order", "refund_order"]
+# SPEC §8: exactly the transitions each role has the capability for, in catalog order.
+TRANSITIONS_BY_ROLE = {
+    "admin": TRANSITIONS,
+    "support": ["confirm_order", "cancel_order"],
+    "warehouse": ["ship_order", "deliver_order"],
+    "supervisor": ["confirm_order", "cancel_order", "refund_order"],
+    "auditor": [],
+    "alice": ["cancel_order"],
+    "bob": ["cancel_order"],
+}
+
+
+def assert_role_tools(role: str, names: list[str], catalog: list[str]) -> None:
+    """A role's tools are its catalog (GET /api/operations/), exactly and in order: the
+    two reads first, then precisely its SPEC §8 transitions (plus any collection
+    operation the catalog grants it, SPEC §12)."""
+    assert names == catalog
+    assert names[:2] == READS
+    assert [name for name in names if name in TRANSITIONS] == TRANSITIONS_BY_ROLE[role]
+
+
+def modern_meta() -> dict[str, Any]:
+    return {
+        mcp_types.PROTOCOL_VERSION_META_KEY: MODERN,
+        mcp_types.CLIENT_INFO_META_KEY: {"name": "tests", "version": "1"},
+        mcp_types.CLIENT_CAPABILITIES_META_KEY: {},
+    }
+
+
+def check(method: str, version: str, envelope: dict[str, Any]) -> dict[str, Any]:
+    """Validate one JSON-RPC answer with the protocol's types for ``version``; return it."""
+    message = mcp_types.jsonrpc_message_adapter.validate_python(envelope)
+    if "error" in envelope:
+        assert isinstance(message, mcp_types.JSONRPCError), envelope
+        if envelope["error"]["code"] == mcp_types.UNSUPPORTED_PROTOCOL_VERSION:
+            mcp_types.UnsupportedProtocolVersionErrorData.model_validate(envelope["error"]["data"])
+        return envelope
+    assert isinstance(message, mcp_types.JSONRPCResponse), envelope
+    result = envelope["result"]
+    methods.parse_server_result(method, version, result)
+    if version in MODERN_PROTOCOL_VERSIONS:
+        assert result["resultType"] == "complete"
+        assert mcp_types.SERVER_INFO_META_KEY in result["_meta"]
+    else:
+        # Fields of a later revision are not part of an earlier one's contract.
+        assert not {"resultType", "ttlMs", "cacheScope"} & set(result), result
+    return envelope
+
+
+def conforms(schema: dict[str, Any], value: Any) -> bool:
+    """Whether ``value`` satisfies a tool's outputSchema (as the SDK client checks it)."""
+    return Draft202012Validator(schema).is_valid(value)
