@@ -144,8 +144,12 @@ class TransitionActionsMixin:
     """Add to a viewset of a registered model: ``POST {detail}/{transition}/`` per operation.
 
     The routes are generated from the catalog when the viewset class is created, named
-    ``{basename}-{method_name}`` so affordance targets can reverse them.
+    ``{basename}-{method_name}`` so affordance targets can reverse them. The URL path is
+    the method name unless ``transition_url_paths`` maps it to another: clients that
+    follow affordances never notice.
     """
+
+    transition_url_paths: dict[str, str] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -153,9 +157,15 @@ class TransitionActionsMixin:
         if queryset is None:
             return
         for operation in get_catalog().transitions_for(queryset.model):
+            assert operation.method_name is not None
             attribute = f"transition_{operation.method_name}"
             if attribute not in cls.__dict__:
-                setattr(cls, attribute, _make_action(operation.name, operation.method_name))
+                url_path = cls.transition_url_paths.get(
+                    operation.method_name, operation.method_name
+                )
+                setattr(
+                    cls, attribute, _make_action(operation.name, operation.method_name, url_path)
+                )
 
     def _perform_transition(self, request: Request, pk: Any, method_name: str) -> Response:
         operation = get_catalog().transition(self.queryset.model, method_name)  # type: ignore[attr-defined]
@@ -260,7 +270,7 @@ class TransitionActionsMixin:
         return _vary_private(super().list(request, *args, **kwargs))  # type: ignore[misc]
 
 
-def _make_action(operation_name: str, method_name: str) -> Any:
+def _make_action(operation_name: str, method_name: str, url_path: str) -> Any:
     operation = get_catalog().lookup(operation_name)
     assert operation is not None
     problems = {code: ProblemSerializer for code in (400, 404, 409, 412, 422)}
@@ -273,7 +283,7 @@ def _make_action(operation_name: str, method_name: str) -> Any:
     handler = action(
         detail=True,
         methods=["post"],
-        url_path=method_name,
+        url_path=url_path,
         url_name=method_name,
         serializer_class=operation.input_serializer or NoArguments,
     )(handler)

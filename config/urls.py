@@ -5,7 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework_simplejwt.views import TokenObtainPairView, TokenRefreshView
 
-from affordances.mcp.profiles import HYBRID
+from affordances.mcp.profiles import FORMS, HYBRID, STATIC
 from affordances.mcp.views import McpView
 
 urlpatterns = [
@@ -18,4 +18,6 @@ urlpatterns = [
     path("api/", include("orders.urls")),
     path("api-auth/", include("rest_framework.urls")),
     path("mcp", McpView.as_view(profile=HYBRID), name="mcp"),
+    path("mcp/static", McpView.as_view(profile=STATIC), name="mcp-static"),
+    path("mcp/forms", McpView.as_view(profile=FORMS), name="mcp-forms"),
 ]

@@ -205,19 +205,3 @@ def test_the_affordances_package_never_mentions_the_test_app():
 
     assert len(files) > 10  # the scan really read the package
     assert found == []
-
-
-def test_literal_grep_of_the_affordances_package_finds_only_prose():
-    # `grep -r "generic\|Ticket" affordances/` hits nothing but prose uses of the word.
-    package = Path(affordances.__file__).parent
-    hits = []
-    for path in package.rglob("*"):
-        if not path.is_file() or "__pycache__" in path.parts:
-            continue
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if "generic" in line or "Ticket" in line:
-                hits.append(line.strip())
-
-    assert all(
-        "Ticket" not in hit and re.search(r"\ba generic\b", hit) is not None for hit in hits
-    ), hits

@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from affordances.mcp.forms import FormsTools
 from affordances.mcp.tools import CatalogTools
 
 if TYPE_CHECKING:
     from affordances.mcp.context import Context
 
-__all__ = ["HYBRID", "Profile", "ToolSet"]
+__all__ = ["FORMS", "HYBRID", "PROFILES", "STATIC", "Profile", "ToolSet"]
 
 
 class ToolSet(Protocol):
@@ -82,3 +83,46 @@ HYBRID = Profile(
     instructions=HYBRID_INSTRUCTIONS,
     tools=CatalogTools(),
 )
+
+STATIC_INSTRUCTIONS = """\
+Operations on these resources are tools of one stable catalog. Read an object with its \
+get_* tool (many with list_*) and call the tool of the operation you need with the \
+object's id and the arguments its inputSchema describes. A refusal is a tool result with \
+isError and a problem whose `code` says why: not_found, stale_version, \
+operation_not_available (with `reason`), validation_error (with `errors` per argument), \
+idempotency_key_reused or idempotency_key_in_use. Pass `expectedVersion` (the object's \
+`version`) to be refused with stale_version if it changed since you read it.
+"""
+
+# Interface A (SPEC §12): the same tools, told nothing about what applies now.
+STATIC = Profile(
+    name="static",
+    title="Affordances (static catalog)",
+    instructions=STATIC_INSTRUCTIONS,
+    tools=CatalogTools(),
+    affordances=False,
+    problem_current=False,
+)
+
+FORMS_INSTRUCTIONS = """\
+This API is hypermedia (HAL-FORMS). Start with read_resource on the entry point named \
+in that tool's description and follow `_links`. A document's `_templates` are the only \
+actions it offers you now: run one with submit_form(url, template, arguments), giving \
+values for its `properties` (only offered `options`, within `min`/`max`/`regex`) and \
+copying hidden properties such as `expectedVersion`. A success returns the resource \
+after the action with fresh templates. A refusal is a problem with a `code`: on \
+stale_version or operation_not_available read the resource again and decide anew.
+"""
+
+# Interface C (SPEC §12): two generic tools; everything else is in the documents.
+FORMS = Profile(
+    name="forms",
+    title="Affordances (HAL-FORMS navigation)",
+    instructions=FORMS_INSTRUCTIONS,
+    tools=FormsTools(),
+    affordances=False,
+    problem_current=False,
+    resources=False,
+)
+
+PROFILES = {profile.name: profile for profile in (HYBRID, STATIC, FORMS)}

@@ -1,0 +1,99 @@
+"""Ask the REST face itself: an internal request through Django's URL routing.
+
+Interface C navigates the API as hypermedia. Rather than re-implementing what each URL
+serves, it sends the agent's request to the same view a browser or client would reach,
+with the agent's own credentials (its ``Authorization`` header) and
+``Accept: application/prs.hal-forms+json``. Only URLs of this server under the API
+entry point are followed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.core.handlers.wsgi import WSGIRequest
+from django.urls import Resolver404, resolve, reverse
+from rest_framework.request import Request
+
+from affordances.renderers import HAL_FORMS_MEDIA_TYPE
+
+__all__ = ["Answer", "OutsideApi", "api_path", "send"]
+
+
+class OutsideApi(ValueError):
+    """A URL this server will not follow: another host, or outside the API."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: Any
+
+
+def api_path(request: Request, url: Any) -> tuple[str, str]:
+    """(path, query) of ``url`` if it is this server's API; else :class:`OutsideApi`."""
+    if not isinstance(url, str) or not url:
+        raise OutsideApi("The url must be a non-empty string.")
+    parts = urlsplit(url)
+    if parts.scheme or parts.netloc:
+        own = urlsplit(request.build_absolute_uri("/"))
+        if (parts.scheme, parts.netloc.lower()) != (own.scheme, own.netloc.lower()):
+            raise OutsideApi("Only URLs of this API can be followed.")
+    root = reverse("api-entry-point")
+    path = parts.path or "/"
+    if not path.startswith(root) or ".." in path.split("/"):
+        raise OutsideApi(f"Only URLs under {request.build_absolute_uri(root)} can be followed.")
+    return path, parts.query
+
+
+def send(request: Request, method: str, url: str, body: dict[str, Any] | None = None) -> Answer:
+    """``method url`` as the caller, answered as HAL-FORMS (or a problem document)."""
+    path, query = api_path(request, url)
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return Answer(404, None)
+    payload = json.dumps(body).encode() if body is not None else b""
+    environ = {
+        key: value
+        for key, value in request._request.META.items()
+        if key in _KEPT or (key.startswith("wsgi.") and key != "wsgi.input")
+    }
+    environ.update(
+        {
+            "REQUEST_METHOD": method,
+            "PATH_INFO": path,
+            "SCRIPT_NAME": "",
+            "QUERY_STRING": query,
+            "HTTP_ACCEPT": HAL_FORMS_MEDIA_TYPE,
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(len(payload)),
+            "wsgi.input": io.BytesIO(payload),
+        }
+    )
+    environ.setdefault("wsgi.url_scheme", request.scheme)
+    inner = WSGIRequest(environ)
+    response = match.func(inner, *match.args, **match.kwargs)
+    if hasattr(response, "render"):
+        response.render()
+    try:
+        data = json.loads(response.content) if response.content else None
+    except ValueError:
+        data = None
+    return Answer(response.status_code, data)
+
+
+# What the inner request inherits: where the server is, and who the caller is.
+_KEPT = {
+    "SERVER_NAME",
+    "SERVER_PORT",
+    "HTTP_HOST",
+    "HTTP_X_FORWARDED_PROTO",
+    "HTTP_X_FORWARDED_HOST",
+    "HTTP_AUTHORIZATION",
+    "REMOTE_ADDR",
+}
