@@ -10,19 +10,18 @@ failure leaves state, version, audit log and idempotency records as they were.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import connection, models, transaction
 from django_fsm import TransitionNotAllowed
-from jsonschema import Draft202012Validator
-from rest_framework import serializers
 
 from affordances import idempotency
+from affordances.arguments import flatten_errors, validate_arguments
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.models import AuditRecord, Interface
 from affordances.operations import Operation
@@ -86,76 +85,6 @@ def _locked(queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
     return queryset.select_for_update()
 
 
-def _json_value(value: Any) -> Any:
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {key: _json_value(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_value(item) for item in value]
-    return value
-
-
-def _flatten_errors(detail: Any) -> dict[str, list[str]]:
-    if isinstance(detail, Mapping):
-        errors: dict[str, list[str]] = {}
-        for key, value in detail.items():
-            name = "nonFieldErrors" if key == "non_field_errors" else str(key)
-            errors[name] = (
-                [str(item) for item in value] if isinstance(value, list) else [str(value)]
-            )
-        return errors
-    return {"nonFieldErrors": [str(item) for item in detail]}
-
-
-def _constraint_message(error: Any) -> str:
-    if error.validator == "enum":
-        return "Must be one of: " + ", ".join(str(v) for v in error.validator_value) + "."
-    if error.validator == "maximum":
-        return f"Must be at most {error.validator_value}."
-    if error.validator == "minimum":
-        return f"Must be at least {error.validator_value}."
-    if error.validator == "required":
-        return "This field is required."
-    if error.validator == "const":
-        return f"Must be {error.validator_value}."
-    return str(error.message)
-
-
-def validate_arguments(
-    operation: Operation, arguments: Mapping[str, Any], constraints: Mapping[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Check arguments against the input serializer, then the constraints.
-
-    Returns the keyword arguments of the transition method and the arguments as the
-    API names them (for the audit record). Raises ``validation_error``.
-    """
-    input_class = operation.input_serializer or serializers.Serializer
-    known = set(input_class().fields) if operation.input_serializer else set()
-    errors = {name: ["Unknown argument."] for name in arguments if name not in known}
-    serializer = input_class(data=dict(arguments))
-    if not serializer.is_valid():
-        errors.update(_flatten_errors(serializer.errors))
-    if errors:
-        raise Problem.validation(errors)
-    validated = dict(serializer.validated_data)
-    typed: dict[str, Any] = {}
-    for name, field in serializer.fields.items():
-        if name in arguments and field.source in validated:
-            typed[name] = _json_value(validated[field.source])
-    if constraints:
-        constraint_errors: dict[str, list[str]] = {}
-        for error in Draft202012Validator(constraints).iter_errors(typed):
-            if error.validator == "required":
-                name = str(error.message).split("'")[1]
-            else:
-                name = str(error.path[0]) if error.path else "nonFieldErrors"
-            constraint_errors.setdefault(name, []).append(_constraint_message(error))
-        if constraint_errors:
-            raise Problem.validation(constraint_errors)
-    return validated, typed
-
-
 def perform(
     *,
     operation: Operation,
@@ -186,23 +115,18 @@ def perform(
     body_version = arguments.pop("expectedVersion", None)
 
     # 2. Idempotency: replay or refuse before any other check.
-    claimed: idempotency.Claim | None = None
-    if idempotency_key is not None:
-        print_ = idempotency.fingerprint(
-            operation=operation.urn,
-            pk=pk,
-            arguments={**arguments, "expectedVersion": body_version, "ifMatch": expected_version},
-        )
-        claimed = idempotency.claim(user=user, key=idempotency_key, print_=print_)
-        if claimed.replay:
-            return Outcome(
-                status=claimed.record.status_code or 200,
-                body=idempotency.stored_body(claimed.record),
-                replayed=True,
-            )
+    claimed = _claim(
+        user=user,
+        key=idempotency_key,
+        operation=operation,
+        pk=pk,
+        arguments={**arguments, "expectedVersion": body_version, "ifMatch": expected_version},
+    )
+    if claimed is not None and claimed.replay:
+        return _replay(claimed)
 
     try:
-        with transaction.atomic():
+        with _released_on_failure(claimed), transaction.atomic():
             outcome = _run(
                 operation=operation,
                 pk=pk,
@@ -216,15 +140,10 @@ def perform(
                 claimed=claimed,
             )
     except Problem as problem:
-        if claimed is not None:
-            idempotency.release(claimed.record)
         if problem.wants_current:
+            # Rendered after the rollback: the object as it really is now.
             current = resource.visible_queryset(user).filter(pk=pk).first()
             problem.current = represent(current) if current is not None else None
-        raise
-    except BaseException:
-        if claimed is not None:
-            idempotency.release(claimed.record)
         raise
     return outcome
 
@@ -276,39 +195,12 @@ def _run(
     # 6. Run the transition; any failure inside rolls the whole transaction back.
     assert operation.method_name is not None and operation.fsm_field is not None
     source = operation.fsm_field.get_state(instance)
-    try:
-        with transaction.atomic():
-            getattr(instance, operation.method_name)(**kwargs)
-            setattr(instance, resource.version_field, current_version + 1)
-            instance.save()
-    except TransitionNotAllowed:
-        raise Problem.not_available(operation=operation.name, reason="invalid_state") from None
-    except DjangoValidationError as exc:
-        raise Problem.validation(
-            _flatten_errors(getattr(exc, "message_dict", exc.messages))
-        ) from None
-    except Exception:
-        logger.exception("Transition %s failed on %s %s", operation.name, resource.name, pk)
-        raise Problem(
-            status=409,
-            code="transition_failed",
-            detail=f"{operation.name} failed and was rolled back; nothing changed.",
-            wants_current=True,
-        ) from None
+    with _model_code(operation, wants_current=True):
+        getattr(instance, operation.method_name)(**kwargs)
+        setattr(instance, resource.version_field, current_version + 1)
+        instance.save()
 
-    AuditRecord.objects.create(
-        operation=operation.urn,
-        operation_name=operation.name,
-        content_type=ContentType.objects.get_for_model(resource.model),
-        object_id=str(instance.pk),
-        source_state=str(source),
-        target_state=str(operation.fsm_field.get_state(instance)),
-        arguments=audit_arguments,
-        user=user if getattr(user, "is_authenticated", False) else None,
-        username=getattr(user, "get_username", lambda: "")(),
-        via=via,
-        version=current_version + 1,
-    )
+    _audit(operation, instance, source=source, arguments=audit_arguments, user=user, via=via)
     body = represent(instance)
     if claimed is not None:
         idempotency.complete(claimed.record, status_code=200, body=body)
@@ -339,57 +231,101 @@ def perform_create(
     arguments = dict(arguments)
     resource = operation.resource
 
-    claimed: idempotency.Claim | None = None
-    if idempotency_key is not None:
-        print_ = idempotency.fingerprint(operation=operation.urn, pk="", arguments=arguments)
-        claimed = idempotency.claim(user=user, key=idempotency_key, print_=print_)
-        if claimed.replay:
-            return Outcome(
-                status=claimed.record.status_code or 201,
-                body=idempotency.stored_body(claimed.record),
-                replayed=True,
-            )
+    claimed = _claim(
+        user=user, key=idempotency_key, operation=operation, pk="", arguments=arguments
+    )
+    if claimed is not None and claimed.replay:
+        return _replay(claimed)
+    with _released_on_failure(claimed), transaction.atomic():
+        evaluation = evaluate(operation, None, user)
+        assert isinstance(evaluation, Available)
+        kwargs, audit_arguments = validate_arguments(operation, arguments, evaluation.constraints)
+        assert operation.method_name is not None
+        with _model_code(operation, wants_current=False):
+            instance = getattr(resource.model, operation.method_name)(user=user, **kwargs)
+        _audit(operation, instance, source="", arguments=audit_arguments, user=user, via=via)
+        body = represent(instance)
+        if claimed is not None:
+            idempotency.complete(claimed.record, status_code=201, body=body)
+    return Outcome(status=201, body=body)
+
+
+def _claim(
+    *, user: Any, key: str | None, operation: Operation, pk: Any, arguments: dict[str, Any]
+) -> idempotency.Claim | None:
+    if key is None:
+        return None
+    print_ = idempotency.fingerprint(operation=operation.urn, pk=pk, arguments=arguments)
+    return idempotency.claim(user=user, key=key, print_=print_)
+
+
+def _replay(claimed: idempotency.Claim) -> Outcome:
+    return Outcome(
+        status=claimed.record.status_code or 200,
+        body=idempotency.stored_body(claimed.record),
+        replayed=True,
+    )
+
+
+@contextmanager
+def _released_on_failure(claimed: idempotency.Claim | None) -> Iterator[None]:
+    """A refusal or a crash is not stored: the key may be used again (SPEC §6)."""
     try:
-        with transaction.atomic():
-            evaluation = evaluate(operation, None, user)
-            assert isinstance(evaluation, Available)
-            kwargs, audit_arguments = validate_arguments(
-                operation, arguments, evaluation.constraints
-            )
-            assert operation.method_name is not None
-            try:
-                with transaction.atomic():
-                    instance = getattr(resource.model, operation.method_name)(user=user, **kwargs)
-            except DjangoValidationError as exc:
-                raise Problem.validation(
-                    _flatten_errors(getattr(exc, "message_dict", exc.messages))
-                ) from None
-            except Exception:
-                logger.exception("%s failed", operation.name)
-                raise Problem(
-                    status=409,
-                    code="transition_failed",
-                    detail=f"{operation.name} failed and was rolled back; nothing changed.",
-                ) from None
-            fsm_field = resource.fsm_fields[0] if resource.fsm_fields else None
-            AuditRecord.objects.create(
-                operation=operation.urn,
-                operation_name=operation.name,
-                content_type=ContentType.objects.get_for_model(resource.model),
-                object_id=str(instance.pk),
-                source_state="",
-                target_state=str(fsm_field.get_state(instance)) if fsm_field else "",
-                arguments=audit_arguments,
-                user=user,
-                username=user.get_username(),
-                via=via,
-                version=getattr(instance, resource.version_field),
-            )
-            body = represent(instance)
-            if claimed is not None:
-                idempotency.complete(claimed.record, status_code=201, body=body)
+        yield
     except BaseException:
         if claimed is not None:
             idempotency.release(claimed.record)
         raise
-    return Outcome(status=201, body=body)
+
+
+@contextmanager
+def _model_code(operation: Operation, *, wants_current: bool) -> Iterator[None]:
+    """Run the model's own code; whatever it raises becomes a problem, never a 500.
+
+    A savepoint undoes the model's partial work; the caller's transaction is rolled back
+    by the problem propagating out of it.
+    """
+    try:
+        with transaction.atomic():
+            yield
+    except TransitionNotAllowed:
+        raise Problem.not_available(operation=operation.name, reason="invalid_state") from None
+    except DjangoValidationError as exc:
+        raise Problem.validation(
+            flatten_errors(getattr(exc, "message_dict", exc.messages))
+        ) from None
+    except Exception:
+        logger.exception("%s failed; rolled back", operation.name)
+        raise Problem(
+            status=409,
+            code="transition_failed",
+            detail=f"{operation.name} failed and was rolled back; nothing changed.",
+            wants_current=wants_current,
+        ) from None
+
+
+def _audit(
+    operation: Operation,
+    instance: models.Model,
+    *,
+    source: Any,
+    arguments: dict[str, Any],
+    user: Any,
+    via: str,
+) -> None:
+    """The one audit record of a success, written in its transaction."""
+    resource = operation.resource
+    fsm_field = operation.fsm_field or (resource.fsm_fields[0] if resource.fsm_fields else None)
+    AuditRecord.objects.create(
+        operation=operation.urn,
+        operation_name=operation.name,
+        content_type=ContentType.objects.get_for_model(resource.model),
+        object_id=str(instance.pk),
+        source_state=str(source),
+        target_state=str(fsm_field.get_state(instance)) if fsm_field else "",
+        arguments=arguments,
+        user=user if getattr(user, "is_authenticated", False) else None,
+        username=getattr(user, "get_username", lambda: "")(),
+        via=via,
+        version=getattr(instance, resource.version_field),
+    )

@@ -1,0 +1,89 @@
+"""Arguments of an operation, checked against its input serializer and its constraints.
+
+The serializer says what the operation takes; the constraints say what this object and
+caller allow now. Both are checked here, once, for every face.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from rest_framework import serializers
+
+from affordances.operations import Operation
+from affordances.problems import Problem
+
+__all__ = ["flatten_errors", "validate_arguments"]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {key: _json_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(item) for item in value]
+    return value
+
+
+def flatten_errors(detail: Any) -> dict[str, list[str]]:
+    if isinstance(detail, Mapping):
+        errors: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            name = "nonFieldErrors" if key == "non_field_errors" else str(key)
+            errors[name] = (
+                [str(item) for item in value] if isinstance(value, list) else [str(value)]
+            )
+        return errors
+    return {"nonFieldErrors": [str(item) for item in detail]}
+
+
+def _constraint_message(error: Any) -> str:
+    if error.validator == "enum":
+        return "Must be one of: " + ", ".join(str(v) for v in error.validator_value) + "."
+    if error.validator == "maximum":
+        return f"Must be at most {error.validator_value}."
+    if error.validator == "minimum":
+        return f"Must be at least {error.validator_value}."
+    if error.validator == "required":
+        return "This field is required."
+    if error.validator == "const":
+        return f"Must be {error.validator_value}."
+    return str(error.message)
+
+
+def validate_arguments(
+    operation: Operation, arguments: Mapping[str, Any], constraints: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Check arguments against the input serializer, then the constraints.
+
+    Returns the keyword arguments of the transition method and the arguments as the
+    API names them (for the audit record). Raises ``validation_error``.
+    """
+    input_class = operation.input_serializer or serializers.Serializer
+    known = set(input_class().fields) if operation.input_serializer else set()
+    errors = {name: ["Unknown argument."] for name in arguments if name not in known}
+    serializer = input_class(data=dict(arguments))
+    if not serializer.is_valid():
+        errors.update(flatten_errors(serializer.errors))
+    if errors:
+        raise Problem.validation(errors)
+    validated = dict(serializer.validated_data)
+    typed: dict[str, Any] = {}
+    for name, field in serializer.fields.items():
+        if name in arguments and field.source in validated:
+            typed[name] = _json_value(validated[field.source])
+    if constraints:
+        constraint_errors: dict[str, list[str]] = {}
+        for error in Draft202012Validator(constraints).iter_errors(typed):
+            if error.validator == "required":
+                name = str(error.message).split("'")[1]
+            else:
+                name = str(error.path[0]) if error.path else "nonFieldErrors"
+            constraint_errors.setdefault(name, []).append(_constraint_message(error))
+        if constraint_errors:
+            raise Problem.validation(constraint_errors)
+    return validated, typed
