@@ -1,0 +1,164 @@
+"""The change list as a face of the catalog: a column of available operations, one bulk
+action per operation, and the catalog page with the state diagrams.
+
+Part of :class:`affordances.admin_mixin.AffordanceAdminMixin`; like it, it only
+translates — every run is ``perform(via="admin")``, reported object by object.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Model, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.html import format_html_join
+
+from affordances.admin_forms import operation_form_class
+from affordances.catalog import get_catalog
+from affordances.diagrams import state_diagram
+from affordances.evaluation import Available, evaluate
+from affordances.execution import perform
+from affordances.models import Interface
+from affordances.operations import Operation
+from affordances.problems import Problem
+
+__all__ = ["ChangeListAffordancesMixin", "admin_represent"]
+
+
+def admin_represent(instance: Model) -> dict[str, Any]:
+    # The admin re-reads the object after a run; the body is only kept for idempotency.
+    return {"id": instance.pk}
+
+
+class ChangeListAffordancesMixin:
+    bulk_operation_template = "affordances/admin/bulk_operation.html"
+    catalog_template = "affordances/admin/catalog.html"
+
+    model: type[Model]
+    admin_site: admin.AdminSite
+
+    def _operations(self, user: Any) -> list[Operation]:
+        return [op for op in get_catalog().transitions_for(self.model) if op.permits(user)]
+
+    # -- change list -----------------------------------------------------------------
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        base = list(super().get_list_display(request))  # type: ignore[misc]
+        operations = self._operations(request.user)
+
+        def available_operations(obj: Model) -> str:
+            titles = [
+                op.title
+                for op in operations
+                if isinstance(evaluate(op, obj, request.user), Available)
+            ]
+            return format_html_join(", ", "{}", ((title,) for title in titles)) or "—"
+
+        available_operations.short_description = "Available operations"  # type: ignore[attr-defined]
+        return [*base, available_operations]
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        actions = dict(super().get_actions(request))  # type: ignore[misc]
+        for operation in self._operations(request.user):
+            name = f"operation_{operation.name}"
+            actions[name] = (self._bulk_action(operation), name, f"{operation.title} (selected)")
+        return actions
+
+    def _bulk_action(self, operation: Operation) -> Callable[..., HttpResponse | None]:
+        def run(modeladmin: Any, request: HttpRequest, queryset: QuerySet[Any]) -> Any:
+            form_class = operation_form_class(operation.input_serializer, {})
+            if operation.input_serializer is not None and "apply" not in request.POST:
+                return self._render_bulk_form(request, operation, queryset, form_class())
+            form = form_class(request.POST) if operation.input_serializer else None
+            arguments = {
+                key: value
+                for key, value in request.POST.items()
+                if form is not None
+                and key in form.fields
+                and value != ""
+                and key != "expectedVersion"
+            }
+            for obj in queryset.order_by("pk"):
+                self._bulk_one(request, operation, obj, arguments)
+            return None
+
+        run.__name__ = f"operation_{operation.name}"
+        return run
+
+    def _bulk_one(
+        self, request: HttpRequest, operation: Operation, obj: Model, arguments: dict[str, Any]
+    ) -> None:
+        try:
+            perform(
+                operation=operation,
+                pk=obj.pk,
+                user=request.user,
+                arguments=arguments,
+                via=Interface.ADMIN,
+                represent=admin_represent,
+            )
+        except Problem as problem:
+            detail = (
+                problem.reason
+                or "; ".join(
+                    f"{field}: {' '.join(errors)}"
+                    for field, errors in (problem.errors or {}).items()
+                )
+                or problem.code
+            )
+            self.message_user(  # type: ignore[attr-defined]
+                request, f"{obj}: {operation.title} refused — {detail}", messages.WARNING
+            )
+            return
+        obj.refresh_from_db()
+        state = operation.fsm_field.get_state(obj) if operation.fsm_field else ""
+        self.message_user(  # type: ignore[attr-defined]
+            request, f"{obj}: {operation.title} done — now {state}.", messages.SUCCESS
+        )
+
+    def _render_bulk_form(
+        self, request: HttpRequest, operation: Operation, queryset: QuerySet[Any], form: Any
+    ) -> HttpResponse:
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "operation": operation,
+            "form": form,
+            "objects": list(queryset.order_by("pk")),
+            "action_name": f"operation_{operation.name}",
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "title": f"{operation.title}: {queryset.count()} selected",
+        }
+        return TemplateResponse(request, self.bulk_operation_template, context)
+
+    # -- catalog page ----------------------------------------------------------------
+
+    def catalog_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_view_or_change_permission(request):  # type: ignore[attr-defined]
+            raise PermissionDenied
+        catalog = get_catalog()
+        operations = [op for op in catalog.for_model(self.model) if op.permits(request.user)]
+        resource = catalog.resource_for(self.model)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Operations on {self.model._meta.verbose_name_plural}",
+            "operations": [
+                {
+                    "operation": op,
+                    "input_schema": json.dumps(op.input_schema, indent=2, default=str),
+                }
+                for op in operations
+            ],
+            "diagrams": [
+                state_diagram(resource, field, request.user) for field in resource.fsm_fields
+            ]
+            if resource
+            else [],
+        }
+        return TemplateResponse(request, self.catalog_template, context)
