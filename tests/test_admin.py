@@ -22,6 +22,7 @@ from affordances.execution import perform
 from affordances.models import AuditRecord
 from orders.models import Order
 from tests.conftest import DEMO_PASSWORD
+from tests.spec import STATE_REASONS
 
 # --------------------------------------------------------------------------------------
 # The oracle: SPEC §8 and §9 as data.
@@ -38,42 +39,6 @@ OPERATIONS: dict[str, tuple[str, frozenset[str]]] = {
 TITLES = {name: title for name, (title, _) in OPERATIONS.items()}
 WITH_INPUTS = {"ship_order", "cancel_order", "refund_order"}
 
-STATE_REASONS: dict[str, dict[str, str]] = {
-    "confirm_order": {
-        "confirmed": "already_confirmed",
-        "shipped": "already_shipped",
-        "delivered": "already_shipped",
-        "refunded": "already_shipped",
-        "cancelled": "order_cancelled",
-    },
-    "ship_order": {
-        "pending": "not_confirmed",
-        "shipped": "already_shipped",
-        "delivered": "already_shipped",
-        "refunded": "already_shipped",
-        "cancelled": "order_cancelled",
-    },
-    "deliver_order": {
-        "pending": "not_shipped",
-        "confirmed": "not_shipped",
-        "delivered": "already_delivered",
-        "refunded": "already_delivered",
-        "cancelled": "order_cancelled",
-    },
-    "cancel_order": {
-        "shipped": "already_shipped",
-        "delivered": "already_shipped",
-        "refunded": "already_shipped",
-        "cancelled": "already_cancelled",
-    },
-    "refund_order": {
-        "pending": "not_delivered",
-        "confirmed": "not_delivered",
-        "shipped": "not_delivered",
-        "refunded": "already_refunded",
-        "cancelled": "order_cancelled",
-    },
-}
 
 ALL = frozenset(OPERATIONS)
 CAPABILITIES: dict[str, frozenset[str]] = {

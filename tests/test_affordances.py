@@ -18,6 +18,7 @@ from affordances.evaluation import Available, evaluate
 from affordances.execution import perform
 from affordances.schemas import ConstraintWidens
 from orders.models import Order
+from tests.spec import STATE_REASONS
 
 URN = "urn:example:operation:{}:v1"
 
@@ -32,42 +33,6 @@ SOURCES = {
     "refund_order": {"delivered"},
 }
 
-STATE_REASONS = {
-    "confirm_order": {
-        "confirmed": "already_confirmed",
-        "shipped": "already_shipped",
-        "delivered": "already_shipped",
-        "refunded": "already_shipped",
-        "cancelled": "order_cancelled",
-    },
-    "ship_order": {
-        "pending": "not_confirmed",
-        "shipped": "already_shipped",
-        "delivered": "already_shipped",
-        "refunded": "already_shipped",
-        "cancelled": "order_cancelled",
-    },
-    "deliver_order": {
-        "pending": "not_shipped",
-        "confirmed": "not_shipped",
-        "delivered": "already_delivered",
-        "refunded": "already_delivered",
-        "cancelled": "order_cancelled",
-    },
-    "cancel_order": {
-        "shipped": "already_shipped",
-        "delivered": "already_shipped",
-        "refunded": "already_shipped",
-        "cancelled": "already_cancelled",
-    },
-    "refund_order": {
-        "pending": "not_delivered",
-        "confirmed": "not_delivered",
-        "shipped": "not_delivered",
-        "refunded": "already_refunded",
-        "cancelled": "order_cancelled",
-    },
-}
 
 # SPEC §8 "Groups and capabilities"; admin is a superuser (§9) and holds every one.
 GROUP_CAPABILITIES = {
