@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOAD_STAMP := $(VENV)/.installed-load
 
-.PHONY: demo test bench lint format clean
+.PHONY: demo test bench load experiment lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +31,20 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python manage.py bench_affordances
+
+# Every task through interfaces A, B and C with the scripted agents, on a throwaway
+# database; the report lands in out/experiment/. EXPERIMENT_ARGS="--agent llm --repeat 3".
+experiment: $(STAMP)
+	$(BIN)/python manage.py run_experiment $(EXPERIMENT_ARGS)
+
+$(LOAD_STAMP): pyproject.toml | $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,load]'
+	touch $(LOAD_STAMP)
+
+# gunicorn on 127.0.0.1 + PostgreSQL (DATABASE_URL, default .../affordances_load) under a
+# bounded mixed workload, then consistency checks; LOAD_ARGS="--duration 60 --users 20".
+load: $(LOAD_STAMP)
+	$(BIN)/python load/run.py $(LOAD_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

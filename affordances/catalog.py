@@ -17,6 +17,7 @@ from typing import Any
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from affordances.declarations import enabling_settings
 from affordances.encoding import canonical_json
 from affordances.operations import Operation, build_operations
 from affordances.resources import Resource, registered_resources
@@ -114,5 +115,6 @@ def reset_catalog() -> None:
 
 @receiver(setting_changed)
 def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
-    if setting in {"AFFORDANCES", "ROOT_URLCONF"}:
+    # Operations switched by a setting (``@operation(enabled_by=…)``) come and go with it.
+    if setting in {"AFFORDANCES", "ROOT_URLCONF"} or setting in enabling_settings():
         reset_catalog()

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings as django_settings
+
 if TYPE_CHECKING:
     from rest_framework import serializers
 
@@ -24,6 +26,7 @@ __all__ = [
     "condition",
     "condition_reason",
     "creates",
+    "enabling_settings",
     "guard",
     "operation",
 ]
@@ -35,6 +38,15 @@ DEFAULT_CONDITION_REASON = "condition_not_met"
 
 Guard = Callable[[Any, Any], bool]
 Constraints = Callable[[Any, Any], Mapping[str, Any]]
+
+# The Django settings some operation is switched by (``enabled_by``): when one of them
+# changes, the catalog is rebuilt.
+_ENABLING_SETTINGS: set[str] = set()
+
+
+def enabling_settings() -> frozenset[str]:
+    """Names of the settings that switch operations on and off."""
+    return frozenset(_ENABLING_SETTINGS)
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,11 @@ class OperationSpec:
     guards: Sequence[Guard] = ()
     constraints: Constraints | None = None
     annotations: Mapping[str, bool] = field(default_factory=dict)
+    enabled_by: str | None = None
+
+    def enabled(self) -> bool:
+        """Whether the operation joins the catalog: always, or while its setting is truthy."""
+        return self.enabled_by is None or bool(getattr(django_settings, self.enabled_by, False))
 
 
 def operation(
@@ -61,13 +78,15 @@ def operation(
     guards: Sequence[Guard] = (),
     constraints: Constraints | None = None,
     annotations: Mapping[str, bool] | None = None,
+    enabled_by: str | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a transition as an operation. Apply it above ``@transition``.
 
     ``reasons`` maps a state the operation cannot start from to a machine reason;
     ``guards`` are ``(instance, user) -> bool`` rules made with :func:`guard`;
     ``constraints`` is ``(instance, user) -> JSON Schema`` that may only narrow the
-    input schema.
+    input schema. ``enabled_by`` names a Django setting: the operation exists (catalog,
+    tools, affordances, execution) only while that setting is truthy.
     """
     spec = OperationSpec(
         title=title,
@@ -78,7 +97,10 @@ def operation(
         guards=tuple(guards),
         constraints=constraints,
         annotations=dict(annotations or {}),
+        enabled_by=enabled_by,
     )
+    if enabled_by is not None:
+        _ENABLING_SETTINGS.add(enabled_by)
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
         meta = getattr(method, "_django_fsm", None)

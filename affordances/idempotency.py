@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.utils.encoders import JSONEncoder
 
+from affordances import retention
 from affordances.conf import settings
 from affordances.encoding import canonical_json
 from affordances.models import IdempotencyRecord
@@ -91,9 +92,12 @@ def release(record: IdempotencyRecord) -> None:
     IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.RUNNING).delete()
 
 
-def purge_expired(*, now: Any = None) -> int:
-    deleted, _ = IdempotencyRecord.objects.filter(expires_at__lte=now or timezone.now()).delete()
-    return deleted
+def purge_expired(*, now: Any = None, batch_size: int | None = None) -> int:
+    """Delete expired records in bounded batches (see ``affordances.retention``)."""
+    return retention.delete_in_batches(
+        retention.expired_idempotency_records(now=now),
+        batch_size=batch_size or retention.DEFAULT_BATCH_SIZE,
+    )
 
 
 def stored_body(record: IdempotencyRecord) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, O
 from affordances.resources import Resource
 from affordances.schemas import serializer_schema
 
-__all__ = ["Operation", "build_operations"]
+__all__ = ["Operation", "build_operations", "transition_method_names"]
 
 KIND_READ = "read"
 KIND_TRANSITION = "transition"
@@ -303,21 +303,41 @@ def _read_operations(resource: Resource) -> list[Operation]:
     return [get, list_]
 
 
+def _declared_transitions(
+    resource: Resource, fsm_field: FSMFieldMixin
+) -> list[tuple[str, Callable[..., Any]]]:
+    wrappers = fsm_field.transitions.get(resource.model, {})
+    # getmembers() is alphabetical; the declaration order reads better and is stable.
+    return sorted(
+        wrappers.items(),
+        key=lambda pair: inspect.unwrap(pair[1]).__code__.co_firstlineno,
+    )
+
+
+def transition_method_names(resource: Resource) -> list[str]:
+    """Every django-fsm transition of the resource, in declaration order, enabled or not.
+
+    Routes are made for all of them once, so an operation switched on later
+    (``enabled_by``) is reachable without reloading the URLconf.
+    """
+    return [
+        method_name
+        for fsm_field in resource.fsm_fields
+        for method_name, _ in _declared_transitions(resource, fsm_field)
+    ]
+
+
 def _transition_operations(resource: Resource) -> list[Operation]:
     operations = []
     item = representation_schema(resource)
     for fsm_field in resource.fsm_fields:
-        wrappers = fsm_field.transitions.get(resource.model, {})
-        # getmembers() is alphabetical; the declaration order reads better and is stable.
-        ordered = sorted(
-            wrappers.items(),
-            key=lambda pair: inspect.unwrap(pair[1]).__code__.co_firstlineno,
-        )
-        for method_name, wrapper in ordered:
-            meta: FSMMeta = wrapper._django_fsm
+        for method_name, wrapper in _declared_transitions(resource, fsm_field):
+            meta: FSMMeta = wrapper._django_fsm  # type: ignore[attr-defined]
             fsm_transitions = list(meta.transitions.values())
             first = fsm_transitions[0]
             declared: OperationSpec | None = first.custom.get(CUSTOM_KEY)
+            if declared is not None and not declared.enabled():
+                continue  # switched off by its setting: not part of the catalog now
             # An undeclared transition still joins the catalog (checks warn about it).
             spec = declared or OperationSpec(title=method_name.replace("_", " ").capitalize())
             annotations = {**_TRANSITION_ANNOTATIONS, **spec.annotations}

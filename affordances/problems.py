@@ -218,3 +218,14 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     if _wants_json(context):
         response.content_type = PROBLEM_CONTENT_TYPE
     return response
+
+
+def not_found_view(request: Any, exception: Exception | None = None) -> Any:
+    """``handler404``: API and MCP URLs that match no route answer a problem document too."""
+    from django.http import JsonResponse
+    from django.views.defaults import page_not_found
+
+    if request.path.startswith(("/api/", "/mcp")):
+        body = Problem.not_found().as_dict()
+        return JsonResponse(body, status=404, content_type=PROBLEM_CONTENT_TYPE)
+    return page_not_found(request, exception)

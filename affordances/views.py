@@ -19,7 +19,7 @@ from affordances.catalog import get_catalog
 from affordances.encoding import jsonable
 from affordances.execution import perform, perform_create
 from affordances.models import Interface
-from affordances.operations import Operation
+from affordances.operations import Operation, transition_method_names
 from affordances.problems import Problem
 
 __all__ = ["EntryPointView", "OperationDetailView", "OperationListView", "TransitionActionsMixin"]
@@ -116,6 +116,16 @@ def _matches(header: str, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
+VIA_ENVIRON_KEY = "affordances.via"
+
+
+def _via(request: Request) -> str:
+    """``api``, unless the MCP forms interface relayed the request (a WSGI environ key,
+    which no HTTP client can set)."""
+    via = request._request.META.get(VIA_ENVIRON_KEY)
+    return via if via in Interface.values else Interface.API
+
+
 def _if_match(request: Request) -> int | None:
     header = request.headers.get("If-Match")
     if header is None or header.strip() == "*":
@@ -156,16 +166,43 @@ class TransitionActionsMixin:
         queryset = getattr(cls, "queryset", None)
         if queryset is None:
             return
-        for operation in get_catalog().transitions_for(queryset.model):
-            assert operation.method_name is not None
-            attribute = f"transition_{operation.method_name}"
+        catalog = get_catalog()
+        resource = catalog.resource_for(queryset.model)
+        if resource is None:
+            return
+        creator = catalog.create_for(queryset.model)
+        if creator is not None and "create" not in cls.__dict__:
+            cls.create = _documented_create(creator)  # type: ignore[method-assign]
+        # Every declared transition gets its route, also one switched off by its setting
+        # now (``enabled_by``): while it is off, the route answers not_found.
+        for method_name in transition_method_names(resource):
+            attribute = f"transition_{method_name}"
             if attribute not in cls.__dict__:
-                url_path = cls.transition_url_paths.get(
-                    operation.method_name, operation.method_name
-                )
-                setattr(
-                    cls, attribute, _make_action(operation.name, operation.method_name, url_path)
-                )
+                url_path = cls.transition_url_paths.get(method_name, method_name)
+                operation = catalog.transition(queryset.model, method_name)
+                setattr(cls, attribute, _make_action(operation, method_name, url_path))
+
+    def get_extra_action_url_map(self) -> dict[str, str]:
+        """The browsable API's "Extra Actions" menu, without the caller's unknown operations.
+
+        DRF lists every extra action; a transition the caller lacks the capability for
+        (or one switched off now) must not show up there either.
+        """
+        urls = super().get_extra_action_url_map()  # type: ignore[misc]
+        model = self.queryset.model  # type: ignore[attr-defined]
+        catalog = get_catalog()
+        resource = catalog.resource_for(model)
+        if resource is None:
+            return urls
+        user = getattr(getattr(self, "request", None), "user", None)
+        known = {op.method_name for op in catalog.transitions_for(model) if op.permits(user)}
+        transitions = set(transition_method_names(resource))
+        hidden = {
+            self.__class__(**extra.kwargs).get_view_name()
+            for extra in self.get_extra_actions()  # type: ignore[attr-defined]
+            if extra.url_name in transitions and extra.url_name not in known
+        }
+        return {label: url for label, url in urls.items() if label not in hidden}
 
     def _perform_transition(self, request: Request, pk: Any, method_name: str) -> Response:
         operation = get_catalog().transition(self.queryset.model, method_name)  # type: ignore[attr-defined]
@@ -176,7 +213,7 @@ class TransitionActionsMixin:
             pk=pk,
             user=request.user,
             arguments=_body(request),
-            via=Interface.API,
+            via=_via(request),
             represent=self._represent,
             expected_version=_if_match(request),
             idempotency_key=request.headers.get("Idempotency-Key"),
@@ -226,7 +263,6 @@ class TransitionActionsMixin:
             return operation.input_serializer or NoArguments
         return super().get_serializer_class()  # type: ignore[misc]
 
-    @extend_schema(responses={201: OpenApiResponse(description="The new object.")})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Run the model's collection operation (``kind: create``) through the execution path."""
         operation = self._create_operation()
@@ -237,7 +273,7 @@ class TransitionActionsMixin:
             operation=operation,
             user=request.user,
             arguments=_body(request),
-            via=Interface.API,
+            via=_via(request),
             represent=self._represent,
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
@@ -270,23 +306,40 @@ class TransitionActionsMixin:
         return _vary_private(super().list(request, *args, **kwargs))  # type: ignore[misc]
 
 
-def _make_action(operation_name: str, method_name: str, url_path: str) -> Any:
-    operation = get_catalog().lookup(operation_name)
-    assert operation is not None
+def _documented_create(operation: Operation) -> Any:
+    """``create`` for one model, documented as its collection operation."""
+
+    def create(self: Any, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return TransitionActionsMixin.create(self, request, *args, **kwargs)
+
+    return extend_schema(
+        operation_id=operation.name,
+        summary=operation.title,
+        description=operation.description,
+        request=operation.input_serializer,
+        responses={201: operation.resource.serializer_class},
+    )(create)
+
+
+def _make_action(operation: Operation | None, method_name: str, url_path: str) -> Any:
+    """The action of one transition; ``operation`` is None while it is switched off."""
     problems = {code: ProblemSerializer for code in (400, 404, 409, 412, 422)}
 
     def handler(self: Any, request: Request, pk: Any = None) -> Response:
         return self._perform_transition(request, pk, method_name)
 
     handler.__name__ = f"transition_{method_name}"
-    handler.__doc__ = operation.description
+    handler.__doc__ = operation.description if operation is not None else None
     handler = action(
         detail=True,
         methods=["post"],
         url_path=url_path,
         url_name=method_name,
-        serializer_class=operation.input_serializer or NoArguments,
+        serializer_class=(operation.input_serializer if operation else None) or NoArguments,
     )(handler)
+    if operation is None:
+        # Not in the catalog when the URLconf was loaded: not in the OpenAPI document either.
+        return extend_schema(exclude=True)(handler)
     # After @action, which replaces the function's kwargs where spectacular keeps its own.
     return extend_schema(
         operation_id=operation.name,

@@ -3,7 +3,8 @@
 Everything that differs between a laptop and a server comes from the environment:
 ``DATABASE_URL``, ``SECRET_KEY``, ``DEBUG`` and ``ALLOWED_HOSTS``. The defaults are
 safe for local use only; with ``DEBUG`` off the project refuses to start on the
-default secret key.
+default secret key. The production hardening (TLS, cookies, HSTS, static files, rate
+limits, cache) is read from the environment too; see "Deploy" in the README.
 """
 
 from __future__ import annotations
@@ -31,6 +32,20 @@ def env_bool(name: str, default: bool) -> bool:
     if value in {"0", "false", "no", "off"}:
         return False
     raise ImproperlyConfigured(f"{name} must be one of 1/true/0/false, not {raw!r}.")
+
+
+def env_int(name: str, default: int) -> int:
+    """Read a non-negative integer from the environment."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ImproperlyConfigured(f"{name} must be a non-negative integer, not {raw!r}.")
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -63,10 +78,13 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "affordances",
     "orders",
+    "experiment",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files straight from the WSGI app (gunicorn), before any other work is done.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -121,7 +139,23 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or BASE_DIR / "staticfiles")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Production serves hashed, compressed files (`collectstatic` first) that may be
+    # cached forever; development and the tests need no `collectstatic` at all.
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+# Fixed at start-up rather than following DEBUG at request time: the test runner turns
+# DEBUG off, and a DEBUG start (development, tests) has no STATIC_ROOT to read.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -139,6 +173,13 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "affordances.problems.problem_exception_handler",
+    # ASCII-escaped JSON: an echoed lone surrogate ("\\ud800") must not break rendering.
+    "UNICODE_JSON": False,
+    # Token and login endpoints (config.throttling): attempts per client address.
+    "DEFAULT_THROTTLE_RATES": {"auth": os.environ.get("AUTH_THROTTLE_RATE") or "20/min"},
+    # Behind N reverse proxies the client address is the Nth from the right of
+    # X-Forwarded-For; unset, it is REMOTE_ADDR.
+    "NUM_PROXIES": env_int("NUM_PROXIES", 0) or None,
 }
 
 SIMPLE_JWT = {
@@ -155,7 +196,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "affordances.openapi.postprocess",
+    ],
 }
+
+# The `hold_order` operation exists only while this is on (`@operation(enabled_by=…)`);
+# the experiment switches it on mid-run to see which interface notices (task N1).
+ORDERS_ENABLE_HOLD = env_bool("ORDERS_ENABLE_HOLD", False)
 
 AFFORDANCES = {
     "NAMESPACE": "example",
@@ -168,3 +217,41 @@ AFFORDANCES = {
         },
     },
 }
+
+# --- Production hardening -------------------------------------------------------------
+# Each TLS setting defaults to on when DEBUG is off and can be switched by the variable
+# of the same name; local development and the tests (DEBUG on) stay on plain HTTP.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
+# HSTS is opt-in: browsers remember it for its whole lifetime, so turn it on only once
+# HTTPS works for good (and for every subdomain before SECURE_HSTS_INCLUDE_SUBDOMAINS).
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Trusting X-Forwarded-Proto is only safe behind a proxy that always sets it.
+if env_bool("SECURE_PROXY_SSL_HEADER", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+
+
+def _cache(url: str) -> dict[str, str]:
+    """``CACHE_URL``: ``locmem://`` (default), ``redis://…``/``rediss://…`` or ``db://TABLE``."""
+    scheme, _, rest = url.partition("://")
+    if scheme == "locmem":
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": rest}
+    if scheme in {"redis", "rediss"}:
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    if scheme == "db" and rest:
+        return {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": rest}
+    raise ImproperlyConfigured(f"CACHE_URL must be locmem://, redis:// or db://TABLE: {url!r}.")
+
+
+# The rate limits count in this cache. LocMem is per process: with several workers each
+# one counts on its own, so a shared cache (redis://, db://) makes the limit exact.
+CACHES = {"default": _cache(os.environ.get("CACHE_URL") or "locmem://")}

@@ -3,15 +3,23 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework_simplejwt.views import TokenObtainPairView, TokenRefreshView
 
 from affordances.mcp.profiles import FORMS, HYBRID, STATIC
 from affordances.mcp.views import McpView
+from config.throttling import (
+    ThrottledTokenObtainPairView,
+    ThrottledTokenRefreshView,
+    throttled_admin_login,
+    throttled_api_login,
+)
 
 urlpatterns = [
+    # Rate-limited logins, on the paths of the originals and matched before them.
+    path("admin/login/", throttled_admin_login),
+    path("api-auth/login/", throttled_api_login),
     path("admin/", admin.site.urls),
-    path("api/token/", TokenObtainPairView.as_view(), name="token_obtain_pair"),
-    path("api/token/refresh/", TokenRefreshView.as_view(), name="token_refresh"),
+    path("api/token/", ThrottledTokenObtainPairView.as_view(), name="token_obtain_pair"),
+    path("api/token/refresh/", ThrottledTokenRefreshView.as_view(), name="token_refresh"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include("affordances.urls")),
@@ -21,3 +29,6 @@ urlpatterns = [
     path("mcp/static", McpView.as_view(profile=STATIC), name="mcp-static"),
     path("mcp/forms", McpView.as_view(profile=FORMS), name="mcp-forms"),
 ]
+
+# Unmatched API URLs (e.g. an id the router cannot parse) answer a problem document.
+handler404 = "affordances.problems.not_found_view"

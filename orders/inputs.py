@@ -42,6 +42,12 @@ class RefundOrderInput(serializers.Serializer):
     )
 
 
+class HoldOrderInput(serializers.Serializer):
+    note = serializers.CharField(
+        max_length=500, help_text="Why the order is held: what must be checked before it ships."
+    )
+
+
 class CreateOrderInput(serializers.Serializer):
     description = serializers.CharField(max_length=200, help_text="What is ordered.")
     total = serializers.DecimalField(

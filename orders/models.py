@@ -234,3 +234,30 @@ class Order(FSMModelMixin, models.Model):
         `refund_window_expired` afterwards). Requires the `orders.refund_order`
         permission.
         """
+
+    # Declared last so the catalog order of the others never moves. It exists only while
+    # settings.ORDERS_ENABLE_HOLD is on: the experiment's "new operation" (task N1).
+    @operation(
+        title="Hold order",
+        input=inputs.HoldOrderInput,
+        reasons={
+            S.PENDING: "not_confirmed",
+            S.SHIPPED: "already_shipped",
+            S.DELIVERED: "already_shipped",
+            S.REFUNDED: "already_shipped",
+            S.CANCELLED: "order_cancelled",
+        },
+        annotations={"destructiveHint": False},
+        enabled_by="ORDERS_ENABLE_HOLD",
+    )
+    @transition(
+        field=status, source=S.CONFIRMED, target=S.CONFIRMED, permission="orders.confirm_order"
+    )
+    def hold(self, *, note: str) -> None:
+        """Put a confirmed order on hold for a manual check before the warehouse ships it.
+
+        The status stays `confirmed`; the hold and its note are recorded in the order's
+        history, and the version changes. Argument `note` (required): what must be checked.
+        Only possible from `confirmed`. Requires the `orders.confirm_order` permission
+        (whoever may confirm an order may hold it).
+        """

@@ -108,7 +108,33 @@ def seed_demo(*, password: str | None = None, reset: bool = False) -> SeedResult
 
     if reset:
         Order.objects.all().delete()
+    created = _create_demo_orders(users)
+    return SeedResult(
+        usernames=tuple(users),
+        password=password,
+        password_generated=generated,
+        orders_created=created,
+    )
 
+
+@transaction.atomic
+def reset_demo_orders() -> int:
+    """Delete every order and recreate the demo orders of the existing demo users.
+
+    What ``seed_demo(reset=True)`` does to orders, without touching users or passwords
+    (the experiment resets before every run; hashing seven passwords each time would
+    dominate its runtime).
+    """
+    user_model = get_user_model()
+    users = {u.username: u for u in user_model.objects.filter(username__in=DEMO_CUSTOMERS)}
+    missing = sorted(set(DEMO_CUSTOMERS) - set(users))
+    if missing:
+        raise user_model.DoesNotExist(f"Run seed_demo first: no user {', '.join(missing)}.")
+    Order.objects.all().delete()
+    return _create_demo_orders(users)
+
+
+def _create_demo_orders(users: dict[str, AbstractUser]) -> int:
     now = timezone.now()
     created = 0
     for spec in DEMO_ORDERS:
@@ -132,12 +158,7 @@ def seed_demo(*, password: str | None = None, reset: bool = False) -> SeedResult
             ),
         )
         created += 1
-    return SeedResult(
-        usernames=tuple(users),
-        password=password,
-        password_generated=generated,
-        orders_created=created,
-    )
+    return created
 
 
 def _description(spec: DemoOrder) -> str:

@@ -59,3 +59,11 @@ def _fresh_catalog() -> None:
     # Tests that override AFFORDANCES reset it through setting_changed; this keeps one
     # test's catalog from being another's starting point.
     reset_catalog()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles() -> None:
+    # Rate limits count in the cache; one test's logins must not throttle the next.
+    from django.core.cache import cache
+
+    cache.clear()

@@ -10,7 +10,7 @@ from drf_spectacular.validation import validate_schema
 
 @pytest.fixture
 def schema(api) -> dict:
-    response = api("support").get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    response = api("admin").get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert response.status_code == 200
     return response.json()
 
@@ -49,3 +49,21 @@ def test_swagger_ui_is_served_from_local_static_files(api):
     html = response.content.decode()
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in html
     assert "cdn.jsdelivr.net" not in html
+
+
+def test_a_callers_document_leaves_out_the_operations_it_may_not_use(api):
+    document = api("alice").get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    text = document.content.decode()
+    paths = document.json()["paths"]
+    assert "post" in paths["/api/orders/{id}/cancel/"]
+    for hidden in ("ship", "confirm", "deliver", "refund"):
+        assert f"/api/orders/{{id}}/{hidden}/" not in paths
+    assert "ShipOrderInput" not in text and "RefundOrderInput" not in text
+
+
+def test_every_operation_documents_problem_responses(schema):
+    for methods in schema["paths"].values():
+        for operation in methods.values():
+            for status in ("400", "401", "404"):
+                content = operation["responses"][status]["content"]
+                assert list(content) == ["application/problem+json"]

@@ -146,6 +146,10 @@ class FormsTools:
             answer = send(ctx.request, "GET", arguments["url"])
         except OutsideApi as exc:
             return _problem(Problem.validation({"url": [str(exc)]}))
+        if answer.status == 405:
+            # An action URL read with GET: it must read like any URL that is not there,
+            # or guessing URLs would tell which actions exist.
+            return _problem(Problem.not_found())
         return self._answer(answer.status, answer.body)
 
     def _submit(self, ctx: Context, arguments: dict[str, Any]) -> dict[str, Any]:

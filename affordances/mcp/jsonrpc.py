@@ -110,6 +110,12 @@ def parse(body: bytes) -> Message:
     echo = id_ if _valid_id(id_) else None
     if data.get("jsonrpc") != "2.0":
         raise JsonRpcError(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0".', id=echo)
+    if _has_lone_surrogate(data):
+        # Legal JSON escapes ("\ud800") that are not Unicode: no database, URL or
+        # response could carry them, so the message is refused as a whole.
+        raise JsonRpcError(
+            INVALID_REQUEST, "Invalid Request: strings must be valid Unicode.", id=echo
+        )
     if "method" not in data and ("result" in data or "error" in data):
         if not _valid_id(id_):
             raise JsonRpcError(INVALID_REQUEST, "Invalid Request: a response needs an id.")
@@ -142,4 +148,15 @@ def error_response(id_: RequestId | None, error: JsonRpcError) -> dict[str, Any]
 
 def dumps(data: Any) -> str:
     """Compact JSON, as DRF renders it (decimals, dates, lazy strings)."""
-    return json.dumps(data, cls=JSONEncoder, ensure_ascii=False, separators=(",", ":"))
+    # ASCII-escaped: whatever text a message carries, the answer is always encodable.
+    return json.dumps(data, cls=JSONEncoder, separators=(",", ":"))
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= char <= "\udfff" for char in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(item) for item in value)
+    return False

@@ -19,7 +19,9 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.urls import Resolver404, resolve, reverse
 from rest_framework.request import Request
 
+from affordances.models import Interface
 from affordances.renderers import HAL_FORMS_MEDIA_TYPE
+from affordances.views import VIA_ENVIRON_KEY
 
 __all__ = ["Answer", "OutsideApi", "api_path", "send"]
 
@@ -73,6 +75,8 @@ def send(request: Request, method: str, url: str, body: dict[str, Any] | None = 
             "CONTENT_TYPE": "application/json",
             "CONTENT_LENGTH": str(len(payload)),
             "wsgi.input": io.BytesIO(payload),
+            # The REST face records this run as the MCP interface's (audit `via`).
+            VIA_ENVIRON_KEY: Interface.MCP,
         }
     )
     environ.setdefault("wsgi.url_scheme", request.scheme)

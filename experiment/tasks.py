@@ -1,0 +1,155 @@
+"""The vocabulary of a task (SPEC §13): what an agent is asked, what the runner does
+meanwhile, and what counts.
+
+A :class:`Task` has a goal in words (for a model), the same goal as steps (:class:`Act`,
+:class:`Report`; for the scripted baselines: what to do, never whether the shop will
+allow it), optionally a change the runner makes while the agent works
+(:class:`Injection`), and a check of the database afterwards (:class:`Check`). Demo
+orders are named by their seed key (``demo-05``); the goal names them by id (``#17``),
+resolved after each reset. The tasks themselves are in :mod:`experiment.suite`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+__all__ = [
+    "ANY",
+    "Act",
+    "Check",
+    "Injection",
+    "Report",
+    "Task",
+    "parse_report",
+]
+
+ANY = "any"
+
+
+@dataclass(frozen=True)
+class Act:
+    """Run operation ``verb`` on an order.
+
+    ``order`` is a demo key (``demo-05``) or ``new:N`` (the N-th order this task
+    creates). ``arguments`` may use ``$total`` (the order's total). ``fallbacks`` names,
+    per argument, the other values the task accepts (or ``"any"``). ``only_if`` is a
+    condition on the order as read: act only if every field has that value.
+    """
+
+    verb: str
+    order: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    fallbacks: Mapping[str, Sequence[Any] | str] = field(default_factory=dict)
+    only_if: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Report statuses, one line per order ``#<id>: <status>``: every order the user
+    may see (``all``) or the orders this task created (``created``)."""
+
+    scope: Literal["all", "created"]
+
+
+Step = Act | Report
+
+
+@dataclass
+class Check:
+    """What a task's check may look at after the run (ORM; runs outside the event loop)."""
+
+    pks: dict[str, int]
+    user: str
+    answer: str
+    started: datetime
+    failures: list[str] = field(default_factory=list)
+
+    def order(self, key: str) -> Any:
+        from orders.models import Order
+
+        return Order.objects.get(pk=self.pks[key])
+
+    def created(self, description: str) -> Any | None:
+        from orders.models import Order
+
+        return Order.objects.filter(description=description).order_by("-id").first()
+
+    def audit(self, order: Any, operation_name: str) -> list[Any]:
+        from affordances.models import AuditRecord
+
+        return list(
+            AuditRecord.objects.filter(
+                object_id=str(order.pk),
+                operation_name=operation_name,
+                created_at__gte=self.started,
+            )
+        )
+
+    def expect(self, condition: bool, failure: str) -> None:
+        if not condition:
+            self.failures.append(failure)
+
+    def expect_status(self, order: Any, status: str) -> None:
+        if order is None:
+            self.failures.append(f"the order was not created (expected {status})")
+            return
+        self.expect(order.status == status, f"#{order.pk} is {order.status}, not {status}")
+
+    def expect_report(self, orders: Sequence[Any]) -> None:
+        reported = parse_report(self.answer)
+        wanted = {order.pk: order.status for order in orders}
+        self.expect(reported == wanted, f"report {reported} != state {wanted}")
+
+
+_REPORT_LINE = re.compile(r"#\s*(\d+)\s*[:=\-\u2013]+\s*\**\s*([a-z_]+)", re.IGNORECASE)
+
+
+def parse_report(answer: str) -> dict[int, str]:
+    """``#<id>: <status>`` lines of an answer (markdown emphasis tolerated)."""
+    from orders.models import OrderStatus
+
+    statuses = set(OrderStatus.values)
+    found: dict[int, str] = {}
+    for match in _REPORT_LINE.finditer(answer):
+        status = match.group(2).lower()
+        if status in statuses:
+            found[int(match.group(1))] = status
+    return found
+
+
+@dataclass(frozen=True)
+class Injection:
+    """A change the runner makes during the run, as another user (through ``perform``).
+
+    ``when`` is ``before_write`` (just before the agent's first write on ``order``, so
+    after any read it made) or ``after_list_tools`` (once the agent's tool list is
+    frozen). ``apply`` runs outside the event loop and may return an undo for the end
+    of the run.
+    """
+
+    when: Literal["before_write", "after_list_tools"]
+    apply: Callable[[Mapping[str, int]], Callable[[], None] | None]
+    order: str | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    title: str
+    user: str
+    goal: str
+    steps: tuple[Step, ...]
+    check: Callable[[Check], None]
+    injection: Injection | None = None
+    # A URLconf to serve during the run (S5: the confirm URL renamed).
+    urlconf: str | None = None
+    # The run succeeds only if nothing outside the user's catalog reached the agent.
+    requires_no_leaks: bool = False
+
+    def goal_for(self, pks: Mapping[str, int]) -> str:
+        return re.sub(r"\{(demo-\d\d)\}", lambda m: f"#{pks[m.group(1)]}", self.goal)
