@@ -623,7 +623,7 @@ def test_s5_the_scenario_survives_renaming_the_confirm_url(server: Server, inter
         return [tool.model_dump(mode="json", by_alias=True) for tool in listed.tools]
 
     before = server.run(tools)
-    with override_settings(ROOT_URLCONF="tests.urls_renamed"):
+    with override_settings(ROOT_URLCONF="experiment.urls_renamed"):
         clear_url_caches()
         reset_catalog()
 
