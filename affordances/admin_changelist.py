@@ -18,7 +18,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.html import format_html_join
 
-from affordances.admin_forms import operation_form_class
+from affordances.admin_forms import operation_form_class, posted_arguments
 from affordances.catalog import get_catalog
 from affordances.diagrams import state_diagram
 from affordances.evaluation import Available, evaluate
@@ -27,12 +27,26 @@ from affordances.models import Interface
 from affordances.operations import Operation
 from affordances.problems import Problem
 
-__all__ = ["ChangeListAffordancesMixin", "admin_represent"]
+__all__ = ["ChangeListAffordancesMixin", "admin_represent", "run_in_admin"]
 
 
 def admin_represent(instance: Model) -> dict[str, Any]:
     # The admin re-reads the object after a run; the body is only kept for idempotency.
     return {"id": instance.pk}
+
+
+def run_in_admin(
+    request: HttpRequest, operation: Operation, obj: Model, arguments: dict[str, Any]
+) -> None:
+    """One run through the execution path as the admin's user; raises :class:`Problem`."""
+    perform(
+        operation=operation,
+        pk=obj.pk,
+        user=request.user,
+        arguments=arguments,
+        via=Interface.ADMIN,
+        represent=admin_represent,
+    )
 
 
 class ChangeListAffordancesMixin:
@@ -71,18 +85,11 @@ class ChangeListAffordancesMixin:
 
     def _bulk_action(self, operation: Operation) -> Callable[..., HttpResponse | None]:
         def run(modeladmin: Any, request: HttpRequest, queryset: QuerySet[Any]) -> Any:
-            form_class = operation_form_class(operation.input_serializer, {})
+            # One form for all selected objects: each is checked on its own when it runs.
+            form_class = operation_form_class(operation.input_serializer, {}, versioned=False)
             if operation.input_serializer is not None and "apply" not in request.POST:
                 return self._render_bulk_form(request, operation, queryset, form_class())
-            form = form_class(request.POST) if operation.input_serializer else None
-            arguments = {
-                key: value
-                for key, value in request.POST.items()
-                if form is not None
-                and key in form.fields
-                and value != ""
-                and key != "expectedVersion"
-            }
+            arguments = posted_arguments(request.POST, form_class)
             for obj in queryset.order_by("pk"):
                 self._bulk_one(request, operation, obj, arguments)
             return None
@@ -94,14 +101,7 @@ class ChangeListAffordancesMixin:
         self, request: HttpRequest, operation: Operation, obj: Model, arguments: dict[str, Any]
     ) -> None:
         try:
-            perform(
-                operation=operation,
-                pk=obj.pk,
-                user=request.user,
-                arguments=arguments,
-                via=Interface.ADMIN,
-                represent=admin_represent,
-            )
+            run_in_admin(request, operation, obj, arguments)
         except Problem as problem:
             detail = (
                 problem.reason

@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from affordances.inputs import InputField, input_fields
 
-__all__ = ["operation_form_class"]
+__all__ = ["operation_form_class", "posted_arguments"]
 
 
 def _form_field(item: InputField) -> forms.Field:
@@ -66,3 +66,15 @@ def operation_form_class(
     if versioned:
         fields["expectedVersion"] = forms.IntegerField(widget=forms.HiddenInput, required=False)
     return type("OperationForm", (forms.Form,), fields)
+
+
+def posted_arguments(data: Any, form_class: type[forms.Form]) -> dict[str, Any]:
+    """The posted values of the form's fields, as arguments; empty ones are left out.
+
+    Raw strings on purpose: the execution path parses and validates them, once.
+    """
+    return {
+        name: value
+        for name, value in data.items()
+        if name in form_class.base_fields and value != ""
+    }

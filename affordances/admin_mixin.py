@@ -18,11 +18,11 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from affordances.admin_changelist import ChangeListAffordancesMixin, admin_represent
-from affordances.admin_forms import operation_form_class
+from affordances.admin_changelist import ChangeListAffordancesMixin, admin_represent, run_in_admin
+from affordances.admin_forms import operation_form_class, posted_arguments
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, Unavailable, evaluate
-from affordances.execution import perform, perform_create
+from affordances.execution import perform_create
 from affordances.models import AuditRecord, Interface
 from affordances.operations import Operation
 from affordances.problems import Problem
@@ -173,11 +173,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
         form_class = operation_form_class(operation.input_serializer, constraints, versioned=False)
         form = form_class(request.POST if request.method == "POST" else None)
         if request.method == "POST":
-            arguments = {
-                key: value
-                for key, value in request.POST.items()
-                if key in form.fields and key != "expectedVersion" and value != ""
-            }
+            arguments = posted_arguments(request.POST, form_class)
             try:
                 outcome = perform_create(
                     operation=operation,
@@ -227,20 +223,8 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
             form = form_class(request.POST)
             # The version the form was rendered for travels as expectedVersion: the
             # execution path refuses the run if the object changed meanwhile.
-            arguments = {
-                key: value
-                for key, value in request.POST.items()
-                if key in form.fields and value != ""
-            }
             try:
-                perform(
-                    operation=operation,
-                    pk=obj.pk,
-                    user=request.user,
-                    arguments=arguments,
-                    via=Interface.ADMIN,
-                    represent=admin_represent,
-                )
+                run_in_admin(request, operation, obj, posted_arguments(request.POST, form_class))
             except Problem as problem:
                 if problem.code == "validation_error":
                     _show_problem(form, problem)

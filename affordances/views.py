@@ -204,6 +204,19 @@ class TransitionActionsMixin:
         }
         return {label: url for label, url in urls.items() if label not in hidden}
 
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        # An action URL of an operation the caller may not use is not there for them,
+        # whatever the method (GET → 405 or OPTIONS → its description would tell).
+        actions = getattr(self, "action_map", None) or {}
+        names = [n for n in actions.values() if n.startswith("transition_")]
+        if names:
+            method_name = names[0].removeprefix("transition_")
+            model = self.queryset.model  # type: ignore[attr-defined]
+            operation = get_catalog().transition(model, method_name)
+            if operation is None or not operation.permits(request.user):
+                raise Problem.not_found()
+
     def _perform_transition(self, request: Request, pk: Any, method_name: str) -> Response:
         operation = get_catalog().transition(self.queryset.model, method_name)  # type: ignore[attr-defined]
         if operation is None:

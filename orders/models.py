@@ -34,6 +34,15 @@ class PaymentStatus(models.TextChoices):
 
 S = OrderStatus
 
+# Why an operation that starts from `confirmed` does not apply in the other states.
+ONLY_FROM_CONFIRMED = {
+    S.PENDING: "not_confirmed",
+    S.SHIPPED: "already_shipped",
+    S.DELIVERED: "already_shipped",
+    S.REFUNDED: "already_shipped",
+    S.CANCELLED: "order_cancelled",
+}
+
 
 class Order(FSMModelMixin, models.Model):
     customer = models.ForeignKey(
@@ -132,13 +141,7 @@ class Order(FSMModelMixin, models.Model):
     @operation(
         title="Ship order",
         input=inputs.ShipOrderInput,
-        reasons={
-            S.PENDING: "not_confirmed",
-            S.SHIPPED: "already_shipped",
-            S.DELIVERED: "already_shipped",
-            S.REFUNDED: "already_shipped",
-            S.CANCELLED: "order_cancelled",
-        },
+        reasons=ONLY_FROM_CONFIRMED,
         annotations={"destructiveHint": False},
     )
     @transition(field=status, source=S.CONFIRMED, target=S.SHIPPED, permission="orders.ship_order")
@@ -240,13 +243,7 @@ class Order(FSMModelMixin, models.Model):
     @operation(
         title="Hold order",
         input=inputs.HoldOrderInput,
-        reasons={
-            S.PENDING: "not_confirmed",
-            S.SHIPPED: "already_shipped",
-            S.DELIVERED: "already_shipped",
-            S.REFUNDED: "already_shipped",
-            S.CANCELLED: "order_cancelled",
-        },
+        reasons=ONLY_FROM_CONFIRMED,
         annotations={"destructiveHint": False},
         enabled_by="ORDERS_ENABLE_HOLD",
     )

@@ -948,3 +948,18 @@ def test_affordance_target_and_constraints_are_enough_to_act(demo, api):
 
     assert response.status_code == 200
     assert response.json()["status"] == "cancelled"
+
+
+@pytest.mark.parametrize("method", ["get", "options", "post", "put"])
+def test_an_action_url_the_caller_may_not_use_reads_like_a_url_that_does_not_exist(
+    api, demo, method
+):
+    order = demo.orders["demo-05"]
+    client = api("alice")
+    forbidden = getattr(client, method)(f"/api/orders/{order.pk}/ship/")
+    made_up = getattr(client, method)(f"/api/orders/{order.pk}/launch/")
+    assert forbidden.status_code == made_up.status_code == 404
+    assert forbidden.json() == made_up.json()
+    assert "Ship" not in forbidden.content.decode()
+    # A caller who may use it learns the method it takes, as for any resource.
+    assert api("warehouse").get(f"/api/orders/{order.pk}/ship/").status_code == 405

@@ -83,6 +83,20 @@ class ScriptedAgent:
         assert self.session is not None
         return await self.session.call(name, arguments)
 
+    async def list_every_order(self) -> list[dict[str, Any]]:
+        """Every page of ``list_orders`` (A and B; C follows the collection's links)."""
+        items: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            outcome = await self.call("list_orders", {"page": page})
+            if not outcome.ok or outcome.body is None:
+                raise Unresolved("Could not list the orders")
+            items.extend(outcome.body.get("results", []))
+            if not outcome.body.get("next"):
+                break
+            page += 1
+        return items
+
     def order_id(self, step: Act) -> int | None:
         """The id the step acts on; None for an order this task has not created yet."""
         assert self.brief is not None

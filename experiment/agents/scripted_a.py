@@ -87,14 +87,5 @@ class ScriptedStaticAgent(ScriptedAgent):
         if step.scope == "created":
             self.report_created()
             return
-        items: list[dict[str, Any]] = []
-        page = 1
-        while True:
-            outcome = await self.call("list_orders", {"page": page})
-            if not outcome.ok or outcome.body is None:
-                raise Unresolved("Could not list the orders")
-            items.extend(outcome.body.get("results", []))
-            if not outcome.body.get("next"):
-                break
-            page += 1
+        items = await self.list_every_order()
         self.report_views(items)
