@@ -9,4 +9,6 @@ class AffordancesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from affordances import checks  # noqa: F401 - registers the system checks
+        # Registers the system checks: the core's, and those of the REST face.
+        from affordances import checks  # noqa: F401
+        from affordances.rest import checks as rest_checks  # noqa: F401

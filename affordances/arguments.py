@@ -8,15 +8,57 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError as SchemaValidationError
 from rest_framework import serializers
 
 from affordances.operations import Operation
 from affordances.problems import Problem
 
-__all__ = ["flatten_errors", "validate_arguments"]
+__all__ = ["NoArguments", "flatten_errors", "schema_errors", "validate_arguments"]
+
+
+def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Any:
+    """``multipleOf`` in decimal arithmetic: 0.07 is a multiple of 0.01 (not in floats)."""
+    if not validator.is_type(instance, "number"):
+        return
+    try:
+        remainder = Decimal(str(instance)) % Decimal(str(divisor))
+    except (InvalidOperation, ValueError):
+        remainder = Decimal(1)
+    if remainder != 0:
+        yield SchemaValidationError(f"{instance} is not a multiple of {divisor}")
+
+
+# JSON Schema 2020-12 as the catalog means it: decimals are exact.
+SchemaValidator = validators.extend(Draft202012Validator, {"multipleOf": _multiple_of})
+
+
+def schema_errors(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Arguments against an operation's input schema, as ``validation_error`` lists them."""
+    errors: dict[str, list[str]] = {}
+    for error in SchemaValidator(schema).iter_errors(dict(arguments)):
+        instance = error.instance if isinstance(error.instance, dict) else {}
+        if error.validator == "required":
+            for name in error.validator_value:
+                if name not in instance:
+                    errors.setdefault(name, []).append("This field is required.")
+        elif error.validator == "additionalProperties":
+            known = set(error.schema.get("properties", {}))
+            for name in instance:
+                if name not in known:
+                    errors.setdefault(str(name), []).append("Unknown argument.")
+        else:
+            name = str(error.absolute_path[0]) if error.absolute_path else "nonFieldErrors"
+            errors.setdefault(name, []).append(_constraint_message(error))
+    return errors
+
+
+class NoArguments(serializers.Serializer):
+    """The input of an operation that takes no arguments besides the object it acts on."""
 
 
 def _json_value(value: Any) -> Any:
@@ -63,7 +105,7 @@ def validate_arguments(
     Returns the keyword arguments of the transition method and the arguments as the
     API names them (for the audit record). Raises ``validation_error``.
     """
-    input_class = operation.input_serializer or serializers.Serializer
+    input_class = operation.input_serializer or NoArguments
     known = set(input_class().fields) if operation.input_serializer else set()
     errors = {name: ["Unknown argument."] for name in arguments if name not in known}
     serializer = input_class(data=dict(arguments))
@@ -78,7 +120,7 @@ def validate_arguments(
             typed[name] = _json_value(validated[field.source])
     if constraints:
         constraint_errors: dict[str, list[str]] = {}
-        for error in Draft202012Validator(constraints).iter_errors(typed):
+        for error in SchemaValidator(constraints).iter_errors(typed):
             if error.validator == "required":
                 name = str(error.message).split("'")[1]
             else:

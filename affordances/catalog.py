@@ -60,26 +60,46 @@ class Catalog:
         """The operations this caller may know about, in catalog order."""
         return [op for op in self.operations if op.permits(user)]
 
+    @cached_property
+    def _by_model(self) -> dict[type, list[Operation]]:
+        grouped: dict[type, list[Operation]] = {resource.model: [] for resource in self.resources}
+        for op in self.operations:
+            grouped[op.resource.model].append(op)
+        return grouped
+
+    @cached_property
+    def _transitions_by_model(self) -> dict[type, list[Operation]]:
+        return {
+            model: [op for op in operations if op.is_transition]
+            for model, operations in self._by_model.items()
+        }
+
+    @cached_property
+    def _by_method(self) -> dict[tuple[type, str], Operation]:
+        return {
+            (op.resource.model, op.method_name): op
+            for op in self.operations
+            if op.is_transition and op.method_name is not None
+        }
+
+    @cached_property
+    def _resources_by_model(self) -> dict[type, Resource]:
+        return {resource.model: resource for resource in self.resources}
+
     def for_model(self, model: type) -> list[Operation]:
-        return [op for op in self.operations if op.resource.model is model]
+        return list(self._by_model.get(model, ()))
 
     def transitions_for(self, model: type) -> list[Operation]:
-        return [op for op in self.for_model(model) if op.is_transition]
+        return list(self._transitions_by_model.get(model, ()))
 
     def create_for(self, model: type) -> Operation | None:
-        return next((op for op in self.for_model(model) if op.is_create), None)
+        return next((op for op in self._by_model.get(model, ()) if op.is_create), None)
 
     def transition(self, model: type, method_name: str) -> Operation | None:
-        for op in self.transitions_for(model):
-            if op.method_name == method_name:
-                return op
-        return None
+        return self._by_method.get((model, method_name))
 
     def resource_for(self, model: type) -> Resource | None:
-        for resource in self.resources:
-            if resource.model is model:
-                return resource
-        return None
+        return self._resources_by_model.get(model)
 
     def etag(self, operations: list[Operation]) -> str:
         digest = hashlib.sha256()

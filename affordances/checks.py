@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
-from affordances.schemas import SchemaError
+from affordances.schemas import ConstraintWidens, SchemaError, assert_narrows
 
 # A description shorter than this cannot state a purpose and its consequences.
 MIN_DESCRIPTION_LENGTH = 40
@@ -62,6 +63,8 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                     id="affordances.E005",
                 )
             )
+    messages.extend(_check_constraints(catalog))
+    messages.extend(_check_serializers(catalog))
     for op in catalog:
         if not op.is_transition:
             continue
@@ -86,6 +89,57 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                 checks.Warning(
                     f"Transition {where} has no @operation(title=...).",
                     id="affordances.W002",
+                )
+            )
+    return messages
+
+
+def _check_constraints(catalog: Any) -> list[checks.CheckMessage]:
+    """Probe each constraint with a fresh object and an anonymous caller (E007).
+
+    A constraint is code, so this cannot prove it always narrows; it catches the
+    constraints that widen whatever they are given (a typo'd argument name, an enum
+    value the serializer does not offer). One that fails on the probe is left to the
+    request-time check, which refuses the operation rather than widen it.
+    """
+    messages: list[checks.CheckMessage] = []
+    for op in catalog:
+        spec = op.spec
+        if spec is None or spec.constraints is None:
+            continue
+        try:
+            probe = None if op.is_create else op.resource.model()
+            constraints = spec.constraints(probe, AnonymousUser()) or {}
+            assert_narrows(op.input_schema, constraints)
+        except ConstraintWidens as exc:
+            messages.append(
+                checks.Error(
+                    f"The constraints of {op.name} widen its input schema: {exc}.",
+                    hint="A constraint may only narrow: an enum subset, tighter bounds, "
+                    "more required arguments, of the operation's own inputs.",
+                    id="affordances.E007",
+                )
+            )
+        except Exception:  # the probe is not a real object; see above
+            continue
+    return messages
+
+
+def _check_serializers(catalog: Any) -> list[checks.CheckMessage]:
+    messages: list[checks.CheckMessage] = []
+    for resource in catalog.resources:
+        serializer_class = resource.serializer_class
+        if serializer_class is None:
+            continue
+        if "url" not in serializer_class().fields:
+            messages.append(
+                checks.Warning(
+                    f"{serializer_class.__name__} (the SERIALIZER of {resource.options.label}) "
+                    "has no `url` field: HAL `_links.self`, MCP resource links and resource "
+                    "URIs need it.",
+                    hint=f'Add url = serializers.HyperlinkedIdentityField(view_name="'
+                    f'{resource.basename}-detail").',
+                    id="affordances.W003",
                 )
             )
     return messages

@@ -24,6 +24,12 @@ DEFAULTS: dict[str, Any] = {
     "IDEMPOTENCY_TTL": 24 * 60 * 60,
     # Origins (scheme://host[:port]) besides the server's own allowed to call the MCP endpoint.
     "MCP_ALLOWED_ORIGINS": [],
+    # Dotted paths of the DRF authentication classes of the MCP endpoints; default: the
+    # project's DEFAULT_AUTHENTICATION_CLASSES without session authentication.
+    "MCP_AUTHENTICATION_CLASSES": None,
+    # Lists: items per page when the caller does not say, and the most it may ask for.
+    "PAGE_SIZE": 50,
+    "MAX_PAGE_SIZE": 200,
 }
 
 MODEL_DEFAULTS: dict[str, Any] = {
@@ -39,6 +45,11 @@ MODEL_DEFAULTS: dict[str, Any] = {
     "VERSION_FIELD": "version",
     # Dotted path of a django-filter FilterSet whose filters become list_* arguments.
     "FILTERSET": None,
+    # Field names every list of the model is ordered by (a unique one last keeps pages stable).
+    "ORDERING": ("pk",),
+    # Paging of this model's lists; default: the global PAGE_SIZE / MAX_PAGE_SIZE.
+    "PAGE_SIZE": None,
+    "MAX_PAGE_SIZE": None,
 }
 
 
@@ -51,6 +62,9 @@ class ModelOptions:
     resource: str | None
     version_field: str
     filterset: str | None
+    ordering: tuple[str, ...] = ("pk",)
+    page_size: int | None = None
+    max_page_size: int | None = None
 
 
 class AffordancesSettings:
@@ -96,9 +110,32 @@ class AffordancesSettings:
                     resource=merged["RESOURCE"],
                     version_field=merged["VERSION_FIELD"],
                     filterset=merged["FILTERSET"],
+                    ordering=_ordering(label, merged["ORDERING"]),
+                    page_size=_positive(label, "PAGE_SIZE", merged["PAGE_SIZE"]),
+                    max_page_size=_positive(label, "MAX_PAGE_SIZE", merged["MAX_PAGE_SIZE"]),
                 )
             )
         return tuple(options)
+
+
+def _ordering(label: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = (value,)
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ImproperlyConfigured(
+            f"AFFORDANCES['MODELS'][{label!r}]['ORDERING'] must be field names."
+        )
+    return tuple(value)
+
+
+def _positive(label: str, key: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ImproperlyConfigured(
+            f"AFFORDANCES['MODELS'][{label!r}][{key!r}] must be a positive integer."
+        )
+    return value
 
 
 settings = AffordancesSettings()

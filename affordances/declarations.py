@@ -22,6 +22,7 @@ __all__ = [
     "CUSTOM_KEY",
     "DEFAULT_CONDITION_REASON",
     "DEFAULT_STATE_REASON",
+    "MISCONFIGURED_REASON",
     "OperationSpec",
     "condition",
     "condition_reason",
@@ -33,8 +34,11 @@ __all__ = [
 
 CUSTOM_KEY = "affordances"
 CREATE_ATTRIBUTE = "affordances_create"
+# The core's own reasons; every other reason is declared next to its transition.
 DEFAULT_STATE_REASON = "invalid_state"
 DEFAULT_CONDITION_REASON = "condition_not_met"
+# The operation's declaration is broken (a constraint that widens): refused, logged.
+MISCONFIGURED_REASON = "misconfigured"
 
 Guard = Callable[[Any, Any], bool]
 Constraints = Callable[[Any, Any], Mapping[str, Any]]
@@ -57,7 +61,7 @@ class OperationSpec:
     input: type[serializers.Serializer] | None = None
     name: str | None = None
     version: int = 1
-    reasons: Mapping[str, str] = field(default_factory=dict)
+    reasons: Mapping[Any, str] = field(default_factory=dict)
     guards: Sequence[Guard] = ()
     constraints: Constraints | None = None
     annotations: Mapping[str, bool] = field(default_factory=dict)
@@ -74,7 +78,7 @@ def operation(
     input: type[serializers.Serializer] | None = None,
     name: str | None = None,
     version: int = 1,
-    reasons: Mapping[str, str] | None = None,
+    reasons: Mapping[Any, str] | None = None,
     guards: Sequence[Guard] = (),
     constraints: Constraints | None = None,
     annotations: Mapping[str, bool] | None = None,

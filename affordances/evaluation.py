@@ -6,12 +6,13 @@ path, the admin, MCP and HAL-FORMS all call it.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
-from affordances.declarations import DEFAULT_STATE_REASON, condition_reason
+from affordances.declarations import DEFAULT_STATE_REASON, MISCONFIGURED_REASON, condition_reason
 from affordances.operations import Operation
-from affordances.schemas import assert_narrows
+from affordances.schemas import ConstraintWidens, assert_narrows
 
 __all__ = [
     "Available",
@@ -37,6 +38,8 @@ class Unavailable:
 
 Evaluation = Available | Unavailable | None
 
+logger = logging.getLogger(__name__)
+
 
 def evaluate(operation: Operation, instance: Any, user: Any) -> Evaluation:
     """Available (with constraints), Unavailable (one reason) or None (invisible).
@@ -48,7 +51,7 @@ def evaluate(operation: Operation, instance: Any, user: Any) -> Evaluation:
         # A collection operation: no object, no state; only capability and constraints.
         if not operation.permits(user):
             return None
-        return Available(operation, constraints_for(operation, None, user))
+        return _constrained(operation, None, user)
     if not operation.is_transition or not operation.permits(user):
         return None
     return evaluate_permitted(operation, instance, user)
@@ -59,13 +62,13 @@ def evaluate_permitted(operation: Operation, instance: Any, user: Any) -> Evalua
 
     Lists check the capability once per request, not once per row.
     """
-    assert operation.fsm_field is not None and operation.fsm_meta is not None
+    facts = operation.facts
     if callable(operation.permission) and not operation.permission(instance, user):
         return None
-    state = operation.fsm_field.get_state(instance)
-    fsm_transition = operation.transition_for(state)
+    state = facts.field.get_state(instance)
+    fsm_transition = facts.transition_for(state)
     spec = operation.spec
-    if not operation.fsm_meta.has_transition(state) or fsm_transition is None:
+    if not facts.meta.has_transition(state) or fsm_transition is None:
         reason = spec.reasons.get(state, DEFAULT_STATE_REASON) if spec else DEFAULT_STATE_REASON
         return Unavailable(operation, reason)
     for check in fsm_transition.conditions:
@@ -74,7 +77,18 @@ def evaluate_permitted(operation: Operation, instance: Any, user: Any) -> Evalua
     for rule in spec.guards if spec else ():
         if not rule(instance, user):
             return Unavailable(operation, condition_reason(rule))
-    return Available(operation, constraints_for(operation, instance, user))
+    return _constrained(operation, instance, user)
+
+
+def _constrained(operation: Operation, instance: Any, user: Any) -> Available | Unavailable:
+    try:
+        return Available(operation, constraints_for(operation, instance, user))
+    except ConstraintWidens:
+        # A declaration bug (the system check probes for it): fail closed — offering the
+        # unnarrowed schema would let through what the policy refuses — and say so in
+        # the log, never as a 500.
+        logger.exception("The constraints of %s widen its input schema", operation.name)
+        return Unavailable(operation, MISCONFIGURED_REASON)
 
 
 def constraints_for(operation: Operation, instance: Any, user: Any) -> dict[str, Any]:

@@ -20,15 +20,24 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import connection, models, transaction
 from django_fsm import TransitionNotAllowed
 
-from affordances import idempotency
+from affordances import idempotency, reads
 from affordances.arguments import flatten_errors, validate_arguments
+from affordances.declarations import DEFAULT_STATE_REASON
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.models import AuditRecord, Interface
 from affordances.operations import Operation
 from affordances.problems import Problem
 from affordances.resources import Resource
 
-__all__ = ["Outcome", "Represent", "normalize_pk", "parse_version", "perform", "perform_create"]
+__all__ = [
+    "Outcome",
+    "Represent",
+    "may_create",
+    "parse_version",
+    "perform",
+    "perform_create",
+    "perform_edit",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -61,24 +70,6 @@ def parse_version(value: Any, *, name: str = "expectedVersion") -> int | None:
     return number
 
 
-def normalize_pk(resource: Resource, pk: Any) -> Any:
-    """A primary key from a URL or JSON, or ``not_found`` — never a database error.
-
-    Beyond a bigint the database would raise instead of finding nothing.
-    """
-    if resource.pk_is_integer:
-        if isinstance(pk, bool):
-            raise Problem.not_found()
-        try:
-            number = int(pk)
-        except (TypeError, ValueError):
-            raise Problem.not_found() from None
-        if not 1 <= number <= _MAX_BIGINT or str(number) != str(pk).strip():
-            raise Problem.not_found()
-        return number
-    return str(pk)
-
-
 def _locked(queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
     if connection.features.has_select_for_update_of:
         return queryset.select_for_update(of=("self",))
@@ -107,8 +98,8 @@ def perform(
     arguments = dict(arguments)
 
     # 1. Visibility and capability: a hidden operation or object is simply not there.
-    pk = normalize_pk(resource, pk)
-    if not operation.permits(user) or not resource.visible_queryset(user).filter(pk=pk).exists():
+    pk = resource.parse_pk(pk)
+    if not operation.permits(user) or not reads.visible(resource, user).filter(pk=pk).exists():
         raise Problem.not_found()
 
     bound_id = arguments.pop(resource.id_argument, None)
@@ -142,7 +133,7 @@ def perform(
     except Problem as problem:
         if problem.wants_current:
             # Rendered after the rollback: the object as it really is now.
-            current = resource.visible_queryset(user).filter(pk=pk).first()
+            current = reads.visible(resource, user).filter(pk=pk).first()
             problem.current = represent(current) if current is not None else None
         raise
     return outcome
@@ -162,7 +153,7 @@ def _run(
     claimed: idempotency.Claim | None,
 ) -> Outcome:
     resource = operation.resource
-    instance = _locked(resource.visible_queryset(user)).filter(pk=pk).first()
+    instance = _locked(reads.visible(resource, user)).filter(pk=pk).first()
     if instance is None:
         raise Problem.not_found()
 
@@ -193,9 +184,9 @@ def _run(
     kwargs, audit_arguments = validate_arguments(operation, arguments, evaluation.constraints)
 
     # 6. Run the transition; any failure inside rolls the whole transaction back.
-    assert operation.method_name is not None and operation.fsm_field is not None
-    source = operation.fsm_field.get_state(instance)
-    with _model_code(operation, wants_current=True):
+    assert operation.method_name is not None
+    source = operation.facts.field.get_state(instance)
+    with _model_code(operation.name, wants_current=True):
         getattr(instance, operation.method_name)(**kwargs)
         setattr(instance, resource.version_field, current_version + 1)
         instance.save()
@@ -205,6 +196,16 @@ def _run(
     if claimed is not None:
         idempotency.complete(claimed.record, status_code=200, body=body)
     return Outcome(status=200, body=body)
+
+
+def may_create(operation: Operation | None, user: Any) -> None:
+    """Refuse a caller who may not run this collection operation (or there is none).
+
+    The first check of :func:`perform_create`; faces call it before reading a body, so
+    a malformed body tells a caller without the capability nothing either.
+    """
+    if operation is None or not operation.is_create or not operation.permits(user):
+        raise Problem.may_not_create()
 
 
 def perform_create(
@@ -222,8 +223,7 @@ def perform_create(
     caller's constraints (400); then the model's creator runs, and one audit record
     with an empty source state is written, all in one transaction.
     """
-    if not operation.is_create or not operation.permits(user):
-        raise Problem.not_found()
+    may_create(operation, user)
     if via not in Interface.values:
         raise ValueError(f"via must be one of {Interface.values}")
     if not isinstance(arguments, Mapping):
@@ -241,7 +241,7 @@ def perform_create(
         assert isinstance(evaluation, Available)
         kwargs, audit_arguments = validate_arguments(operation, arguments, evaluation.constraints)
         assert operation.method_name is not None
-        with _model_code(operation, wants_current=False):
+        with _model_code(operation.name, wants_current=False):
             instance = getattr(resource.model, operation.method_name)(user=user, **kwargs)
         _audit(operation, instance, source="", arguments=audit_arguments, user=user, via=via)
         body = represent(instance)
@@ -279,7 +279,7 @@ def _released_on_failure(claimed: idempotency.Claim | None) -> Iterator[None]:
 
 
 @contextmanager
-def _model_code(operation: Operation, *, wants_current: bool) -> Iterator[None]:
+def _model_code(name: str, *, wants_current: bool) -> Iterator[None]:
     """Run the model's own code; whatever it raises becomes a problem, never a 500.
 
     A savepoint undoes the model's partial work; the caller's transaction is rolled back
@@ -289,19 +289,14 @@ def _model_code(operation: Operation, *, wants_current: bool) -> Iterator[None]:
         with transaction.atomic():
             yield
     except TransitionNotAllowed:
-        raise Problem.not_available(operation=operation.name, reason="invalid_state") from None
+        raise Problem.not_available(operation=name, reason=DEFAULT_STATE_REASON) from None
     except DjangoValidationError as exc:
         raise Problem.validation(
             flatten_errors(getattr(exc, "message_dict", exc.messages))
         ) from None
     except Exception:
-        logger.exception("%s failed; rolled back", operation.name)
-        raise Problem(
-            status=409,
-            code="transition_failed",
-            detail=f"{operation.name} failed and was rolled back; nothing changed.",
-            wants_current=wants_current,
-        ) from None
+        logger.exception("%s failed; rolled back", name)
+        raise Problem.transition_failed(operation=name, wants_current=wants_current) from None
 
 
 def _audit(
@@ -314,11 +309,35 @@ def _audit(
     via: str,
 ) -> None:
     """The one audit record of a success, written in its transaction."""
-    resource = operation.resource
-    fsm_field = operation.fsm_field or (resource.fsm_fields[0] if resource.fsm_fields else None)
+    _record(
+        operation.resource,
+        instance,
+        urn=operation.urn,
+        name=operation.name,
+        fsm_field=operation.transition.field if operation.transition else None,
+        source=source,
+        arguments=arguments,
+        user=user,
+        via=via,
+    )
+
+
+def _record(
+    resource: Resource,
+    instance: models.Model,
+    *,
+    urn: str,
+    name: str,
+    fsm_field: Any,
+    source: Any,
+    arguments: dict[str, Any],
+    user: Any,
+    via: str,
+) -> None:
+    fsm_field = fsm_field or (resource.fsm_fields[0] if resource.fsm_fields else None)
     AuditRecord.objects.create(
-        operation=operation.urn,
-        operation_name=operation.name,
+        operation=urn,
+        operation_name=name,
         content_type=ContentType.objects.get_for_model(resource.model),
         object_id=str(instance.pk),
         source_state=str(source),
@@ -329,3 +348,57 @@ def _audit(
         via=via,
         version=getattr(instance, resource.version_field),
     )
+
+
+def perform_edit(
+    *,
+    resource: Resource,
+    pk: Any,
+    user: Any,
+    changes: Mapping[str, Any],
+    via: str,
+) -> models.Model:
+    """Change plain fields of one object: the row locked, the version bumped, one audit record.
+
+    For edits outside the catalog (the admin's change form). FSM fields and the version
+    field are refused — states change only through operations. With nothing really
+    changed, nothing is written. Returns the saved object.
+    """
+    if via not in Interface.values:
+        raise ValueError(f"via must be one of {Interface.values}")
+    forbidden = {resource.version_field, *(field.name for field in resource.fsm_fields)}
+    if forbidden & set(changes):
+        raise Problem.validation(
+            {
+                name: ["Changes only through an operation."]
+                for name in sorted(forbidden & set(changes))
+            }
+        )
+    pk = resource.parse_pk(pk)
+    with transaction.atomic():
+        instance = _locked(reads.visible(resource, user)).filter(pk=pk).first()
+        if instance is None:
+            raise Problem.not_found()
+        changed = sorted(
+            name for name, value in changes.items() if getattr(instance, name) != value
+        )
+        if not changed:
+            return instance
+        for name in changed:
+            setattr(instance, name, changes[name])
+        setattr(instance, resource.version_field, getattr(instance, resource.version_field) + 1)
+        with _model_code(resource.edit_name, wants_current=False):
+            instance.save()
+        state = resource.fsm_fields[0].get_state(instance) if resource.fsm_fields else ""
+        _record(
+            resource,
+            instance,
+            urn=resource.edit_urn,
+            name=resource.edit_name,
+            fsm_field=None,
+            source=state,
+            arguments={"changed": changed},
+            user=user,
+            via=via,
+        )
+    return instance

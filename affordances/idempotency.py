@@ -20,7 +20,7 @@ from affordances import retention
 from affordances.conf import settings
 from affordances.encoding import canonical_json
 from affordances.models import IdempotencyRecord
-from affordances.problems import Problem
+from affordances.problems import Problem, ProblemCode
 
 __all__ = [
     "Claim",
@@ -67,13 +67,13 @@ def claim(*, user: Any, key: str, print_: str) -> Claim:
     if existing is not None and existing.fingerprint != print_:
         raise Problem(
             status=422,
-            code="idempotency_key_reused",
+            code=ProblemCode.IDEMPOTENCY_KEY_REUSED,
             detail="This Idempotency-Key was already used for a different request.",
         )
     if existing is None or existing.state != IdempotencyRecord.DONE:
         raise Problem(
             status=409,
-            code="idempotency_key_in_use",
+            code=ProblemCode.IDEMPOTENCY_KEY_IN_USE,
             detail="A request with this Idempotency-Key is still running; retry shortly.",
         )
     return Claim(record=existing, replay=True)

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.serializers.json import DjangoJSONEncoder
@@ -66,3 +69,14 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.state})"
+
+
+# The WSGI environ key by which an internal request names the interface it runs for:
+# no HTTP client can set it (request headers arrive as HTTP_*).
+VIA_ENVIRON_KEY = "affordances.via"
+
+
+def interface_of(meta: Mapping[str, Any]) -> str:
+    """The interface a request runs for: ``api`` unless an internal request says otherwise."""
+    via = meta.get(VIA_ENVIRON_KEY)
+    return via if via in Interface.values else Interface.API

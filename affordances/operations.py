@@ -7,8 +7,9 @@ each wrapper's ``_django_fsm`` meta and its ``Transition`` objects — never res
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
@@ -20,11 +21,16 @@ from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, O
 from affordances.resources import Resource
 from affordances.schemas import serializer_schema
 
-__all__ = ["Operation", "build_operations", "transition_method_names"]
+__all__ = ["Kind", "Operation", "TransitionFacts", "build_operations", "transition_method_names"]
 
-KIND_READ = "read"
-KIND_TRANSITION = "transition"
-KIND_CREATE = "create"
+
+class Kind(StrEnum):
+    """What an operation does: read objects, move one through its FSM, or make one."""
+
+    READ = "read"
+    TRANSITION = "transition"
+    CREATE = "create"
+
 
 _TRANSITION_ANNOTATIONS = {
     "readOnlyHint": False,
@@ -40,6 +46,19 @@ _READ_ANNOTATIONS = {
 }
 
 
+@dataclass(frozen=True)
+class TransitionFacts:
+    """What django-fsm knows of one transition, read from its own objects."""
+
+    field: FSMFieldMixin
+    meta: FSMMeta
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+
+    def transition_for(self, state: Any) -> Transition | None:
+        return self.meta.get_transition(state)
+
+
 @dataclass(frozen=True, eq=False)
 class Operation:
     """A stable verb: identity, prose, schemas and, for transitions, the FSM facts."""
@@ -49,20 +68,20 @@ class Operation:
     title: str
     description: str
     resource: Resource
-    kind: str
+    kind: Kind
     http_method: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
     annotations: dict[str, bool]
     permission: str | Callable[[Any, Any], bool] | None = None
+    # The model attribute that runs it: the transition method, or the creating classmethod.
     method_name: str | None = None
-    fsm_field: FSMFieldMixin | None = None
-    fsm_meta: FSMMeta | None = None
-    sources: tuple[str, ...] = ()
-    targets: tuple[str, ...] = ()
     spec: OperationSpec | None = None
-    input_serializer: type[serializers.Serializer] | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    transition: TransitionFacts | None = None
+
+    @property
+    def input_serializer(self) -> type[serializers.Serializer] | None:
+        return self.spec.input if self.spec is not None else None
 
     @cached_property
     def urn(self) -> str:
@@ -71,11 +90,18 @@ class Operation:
 
     @property
     def is_transition(self) -> bool:
-        return self.kind == KIND_TRANSITION
+        return self.kind is Kind.TRANSITION
 
     @property
     def is_create(self) -> bool:
-        return self.kind == KIND_CREATE
+        return self.kind is Kind.CREATE
+
+    @property
+    def facts(self) -> TransitionFacts:
+        """The FSM facts of a transition (a programming error to ask of another kind)."""
+        if self.transition is None:
+            raise TypeError(f"{self.name} is a {self.kind} operation, not a transition.")
+        return self.transition
 
     def permits(self, user: Any) -> bool:
         """Whether the caller has the capability (the catalog's filter; state never matters).
@@ -90,10 +116,6 @@ class Operation:
             return bool(user.has_perm(self.permission))
         return True
 
-    def transition_for(self, state: Any) -> Transition | None:
-        assert self.fsm_meta is not None
-        return self.fsm_meta.get_transition(state)
-
     def document(self) -> dict[str, Any]:
         """The catalog entry (SPEC §4)."""
         doc: dict[str, Any] = {
@@ -102,18 +124,17 @@ class Operation:
             "title": self.title,
             "description": self.description,
             "resource": self.resource.name,
-            "kind": self.kind,
+            "kind": self.kind.value,
             "method": self.http_method,
             "inputSchema": self.input_schema,
             "outputSchema": self.output_schema,
             "annotations": self.annotations,
         }
-        if self.is_transition:
-            assert self.fsm_field is not None
+        if self.transition is not None:
             doc["transition"] = {
-                "field": self.fsm_field.name,
-                "source": list(self.sources),
-                "target": list(self.targets),
+                "field": self.transition.field.name,
+                "source": list(self.transition.sources),
+                "target": list(self.transition.targets),
             }
         return doc
 
@@ -150,7 +171,7 @@ def _id_schema(resource: Resource) -> dict[str, Any]:
 
 
 def _transition_input_schema(resource: Resource, spec: OperationSpec) -> dict[str, Any]:
-    arguments = (
+    arguments: dict[str, Any] = (
         serializer_schema(spec.input, direction="request")
         if spec.input is not None
         else {"type": "object", "properties": {}}
@@ -160,7 +181,7 @@ def _transition_input_schema(resource: Resource, spec: OperationSpec) -> dict[st
             **_id_schema(resource),
             "description": f"The id of the {resource.name}.",
         },
-        **arguments.get("properties", {}),
+        **dict(arguments.get("properties", {})),
         "expectedVersion": {
             "type": "integer",
             "minimum": 1,
@@ -219,8 +240,9 @@ def representation_schema(resource: Resource, *, with_affordances: bool = True) 
 
 def _list_input_schema(resource: Resource) -> dict[str, Any]:
     properties: dict[str, Any] = {}
-    if resource.filterset_class is not None:
-        for name, filter_ in resource.filterset_class.base_filters.items():
+    filterset_class: Any = resource.filterset_class
+    if filterset_class is not None:
+        for name, filter_ in filterset_class.base_filters.items():
             choices = filter_.extra.get("choices")
             if choices:
                 properties[name] = {"type": "string", "enum": [str(value) for value, _ in choices]}
@@ -232,8 +254,8 @@ def _list_input_schema(resource: Resource) -> dict[str, Any]:
     properties["pageSize"] = {
         "type": "integer",
         "minimum": 1,
-        "maximum": 200,
-        "description": "Items per page (default 50).",
+        "maximum": resource.max_page_size,
+        "description": f"Items per page (default {resource.page_size}).",
     }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -241,6 +263,15 @@ def _list_input_schema(resource: Resource) -> dict[str, Any]:
         "properties": properties,
         "additionalProperties": False,
     }
+
+
+def _order_phrase(resource: Resource) -> str:
+    if resource.ordering in (("pk",), ("id",)):
+        return "oldest first"
+    return "ordered by " + ", ".join(
+        f"{name.lstrip('-')} (descending)" if name.startswith("-") else name
+        for name in resource.ordering
+    )
 
 
 def _read_operations(resource: Resource) -> list[Operation]:
@@ -257,7 +288,7 @@ def _read_operations(resource: Resource) -> list[Operation]:
             f"not_found."
         ),
         resource=resource,
-        kind=KIND_READ,
+        kind=Kind.READ,
         http_method="GET",
         input_schema={
             "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -279,13 +310,13 @@ def _read_operations(resource: Resource) -> list[Operation]:
         version=1,
         title=f"List {resource.plural}",
         description=(
-            f"List the {resource.plural} you may see, oldest first, 50 per page, each with "
-            f"its current affordances. "
+            f"List the {resource.plural} you may see, {_order_phrase(resource)}, "
+            f"{resource.page_size} per page, each with its current affordances. "
             + ("Use the filters to narrow the list and " if resource.filterset_class else "Use ")
             + "`page` to move through it."
         ),
         resource=resource,
-        kind=KIND_READ,
+        kind=Kind.READ,
         http_method="GET",
         input_schema=_list_input_schema(resource),
         output_schema={
@@ -348,19 +379,20 @@ def _transition_operations(resource: Resource) -> list[Operation]:
                     title=spec.title,
                     description=_docstring(first.method),
                     resource=resource,
-                    kind=KIND_TRANSITION,
+                    kind=Kind.TRANSITION,
                     http_method="POST",
                     input_schema=_transition_input_schema(resource, spec),
                     output_schema=item,
                     annotations=annotations,
                     permission=first.permission,
                     method_name=method_name,
-                    fsm_field=fsm_field,
-                    fsm_meta=meta,
-                    sources=tuple(_state(t.source) for t in fsm_transitions),
-                    targets=_targets(fsm_transitions),
                     spec=declared,
-                    input_serializer=spec.input,
+                    transition=TransitionFacts(
+                        field=fsm_field,
+                        meta=meta,
+                        sources=tuple(_state(t.source) for t in fsm_transitions),
+                        targets=_targets(fsm_transitions),
+                    ),
                 )
             )
     return operations
@@ -386,7 +418,7 @@ def _create_operations(resource: Resource) -> list[Operation]:
                 title=spec.title,
                 description=_docstring(member),
                 resource=resource,
-                kind=KIND_CREATE,
+                kind=Kind.CREATE,
                 http_method="POST",
                 input_schema={
                     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -401,7 +433,6 @@ def _create_operations(resource: Resource) -> list[Operation]:
                 permission=declared.permission,
                 method_name=attribute,
                 spec=spec,
-                input_serializer=spec.input,
             )
         )
     return operations

@@ -1,18 +1,15 @@
-"""Errors as values: one exception type, rendered as RFC 9457 problem details.
+"""Errors as values: one exception type with one vocabulary of codes (RFC 9457 problems).
 
-The REST face renders a :class:`Problem` as ``application/problem+json``; the MCP face
-as a tool result with ``isError``. Codes are stable and part of the contract.
+Every refusal anywhere in the app is a :class:`Problem` whose ``code`` is a
+:class:`ProblemCode`. The REST face renders it as ``application/problem+json``, the MCP
+face as a tool result with ``isError``, the admin as a message. Codes are stable and part
+of the contract.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
-
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
-from rest_framework import exceptions
-from rest_framework.response import Response
-from rest_framework.views import exception_handler
 
 from affordances.conf import settings
 
@@ -20,28 +17,62 @@ __all__ = [
     "PROBLEM_CONTENT_TYPE",
     "PROBLEM_SCHEMA",
     "Problem",
-    "problem_exception_handler",
+    "ProblemCode",
+    "problem_type",
+    "title_of",
 ]
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
-TITLES = {
-    "not_found": "Not found",
-    "stale_version": "Stale version",
-    "operation_not_available": "Operation not available",
-    "validation_error": "Invalid arguments",
-    "malformed_request": "Malformed request",
-    "idempotency_key_reused": "Idempotency key reused",
-    "idempotency_key_in_use": "Idempotency key in use",
-    "transition_failed": "Operation failed",
-    "not_authenticated": "Not authenticated",
-    "permission_denied": "Permission denied",
-    "method_not_allowed": "Method not allowed",
-    "not_acceptable": "Not acceptable",
-    "unsupported_media_type": "Unsupported media type",
-    "throttled": "Too many requests",
-    "error": "Error",
+
+class ProblemCode(StrEnum):
+    """Every machine ``code`` a problem document may carry."""
+
+    NOT_FOUND = "not_found"
+    STALE_VERSION = "stale_version"
+    OPERATION_NOT_AVAILABLE = "operation_not_available"
+    VALIDATION_ERROR = "validation_error"
+    MALFORMED_REQUEST = "malformed_request"
+    REQUEST_TOO_LARGE = "request_too_large"
+    IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
+    IDEMPOTENCY_KEY_IN_USE = "idempotency_key_in_use"
+    TRANSITION_FAILED = "transition_failed"
+    NOT_AUTHENTICATED = "not_authenticated"
+    PERMISSION_DENIED = "permission_denied"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    NOT_ACCEPTABLE = "not_acceptable"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    THROTTLED = "throttled"
+    ERROR = "error"
+
+
+_TITLES: dict[ProblemCode, str] = {
+    ProblemCode.NOT_FOUND: "Not found",
+    ProblemCode.STALE_VERSION: "Stale version",
+    ProblemCode.OPERATION_NOT_AVAILABLE: "Operation not available",
+    ProblemCode.VALIDATION_ERROR: "Invalid arguments",
+    ProblemCode.MALFORMED_REQUEST: "Malformed request",
+    ProblemCode.REQUEST_TOO_LARGE: "Request too large",
+    ProblemCode.IDEMPOTENCY_KEY_REUSED: "Idempotency key reused",
+    ProblemCode.IDEMPOTENCY_KEY_IN_USE: "Idempotency key in use",
+    ProblemCode.TRANSITION_FAILED: "Operation failed",
+    ProblemCode.NOT_AUTHENTICATED: "Not authenticated",
+    ProblemCode.PERMISSION_DENIED: "Permission denied",
+    ProblemCode.METHOD_NOT_ALLOWED: "Method not allowed",
+    ProblemCode.NOT_ACCEPTABLE: "Not acceptable",
+    ProblemCode.UNSUPPORTED_MEDIA_TYPE: "Unsupported media type",
+    ProblemCode.THROTTLED: "Too many requests",
+    ProblemCode.ERROR: "Error",
 }
+
+
+def title_of(code: ProblemCode) -> str:
+    """The human title of a problem code."""
+    return _TITLES[code]
+
+
+def problem_type(code: ProblemCode) -> str:
+    return f"urn:{settings.NAMESPACE}:problem:{code.value.replace('_', '-')}"
 
 
 class Problem(Exception):
@@ -51,7 +82,7 @@ class Problem(Exception):
         self,
         *,
         status: int,
-        code: str,
+        code: ProblemCode,
         detail: str,
         reason: str | None = None,
         errors: dict[str, list[str]] | None = None,
@@ -60,7 +91,7 @@ class Problem(Exception):
     ) -> None:
         super().__init__(detail)
         self.status = status
-        self.code = code
+        self.code = ProblemCode(code)
         self.detail = detail
         self.reason = reason
         self.errors = errors
@@ -71,14 +102,14 @@ class Problem(Exception):
 
     @property
     def title(self) -> str:
-        return TITLES.get(self.code, "Error")
+        return title_of(self.code)
 
     def as_dict(self, *, include_current: bool = True) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "type": f"urn:{settings.NAMESPACE}:problem:{self.code.replace('_', '-')}",
+            "type": problem_type(self.code),
             "title": self.title,
             "status": self.status,
-            "code": self.code,
+            "code": self.code.value,
             "detail": self.detail,
         }
         if self.reason is not None:
@@ -93,13 +124,13 @@ class Problem(Exception):
     @classmethod
     def not_found(cls) -> Problem:
         # One wording everywhere, so a hidden object reads exactly like a missing one.
-        return cls(status=404, code="not_found", detail="Not found.")
+        return cls(status=404, code=ProblemCode.NOT_FOUND, detail="Not found.")
 
     @classmethod
     def stale_version(cls, *, expected: int, actual: int) -> Problem:
         return cls(
             status=412,
-            code="stale_version",
+            code=ProblemCode.STALE_VERSION,
             detail=f"You acted on version {expected}; the current version is {actual}. "
             "Read it again and decide anew.",
             wants_current=True,
@@ -109,7 +140,7 @@ class Problem(Exception):
     def not_available(cls, *, operation: str, reason: str) -> Problem:
         return cls(
             status=409,
-            code="operation_not_available",
+            code=ProblemCode.OPERATION_NOT_AVAILABLE,
             detail=f"{operation} is not available now: {reason}.",
             reason=reason,
             wants_current=True,
@@ -120,14 +151,38 @@ class Problem(Exception):
         fields = ", ".join(sorted(errors))
         return cls(
             status=400,
-            code="validation_error",
+            code=ProblemCode.VALIDATION_ERROR,
             detail=f"Invalid arguments: {fields}.",
             errors=errors,
         )
 
     @classmethod
     def malformed(cls, detail: str) -> Problem:
-        return cls(status=400, code="malformed_request", detail=detail)
+        return cls(status=400, code=ProblemCode.MALFORMED_REQUEST, detail=detail)
+
+    @classmethod
+    def may_not_create(cls) -> Problem:
+        """A collection operation the caller lacks: as if the collection took no POST.
+
+        Every face answers it the same way (REST 405 without POST in ``Allow``, the
+        admin 405, ``perform_create`` raises it), exactly as for a collection that has
+        no create operation at all, so the capability does not show.
+        """
+        return cls(
+            status=405,
+            code=ProblemCode.METHOD_NOT_ALLOWED,
+            # DRF's own words for a collection without POST: the two must not differ.
+            detail='Method "POST" not allowed.',
+        )
+
+    @classmethod
+    def transition_failed(cls, *, operation: str, wants_current: bool) -> Problem:
+        return cls(
+            status=409,
+            code=ProblemCode.TRANSITION_FAILED,
+            detail=f"{operation} failed and was rolled back; nothing changed.",
+            wants_current=wants_current,
+        )
 
 
 # The document of Problem.as_dict, as JSON Schema (MCP outputSchema admits it).
@@ -166,66 +221,3 @@ PROBLEM_SCHEMA: dict[str, Any] = {
     },
     "required": ["type", "title", "status", "code", "detail"],
 }
-
-_DRF_CODES: list[tuple[type[Exception], str]] = [
-    (exceptions.NotFound, "not_found"),
-    (Http404, "not_found"),
-    (DjangoPermissionDenied, "permission_denied"),
-    (exceptions.ParseError, "malformed_request"),
-    (exceptions.ValidationError, "validation_error"),
-    (exceptions.NotAuthenticated, "not_authenticated"),
-    (exceptions.AuthenticationFailed, "not_authenticated"),
-    (exceptions.PermissionDenied, "permission_denied"),
-    (exceptions.MethodNotAllowed, "method_not_allowed"),
-    (exceptions.NotAcceptable, "not_acceptable"),
-    (exceptions.UnsupportedMediaType, "unsupported_media_type"),
-    (exceptions.Throttled, "throttled"),
-]
-
-
-def _wants_json(context: dict[str, Any]) -> bool:
-    request = context.get("request")
-    renderer = getattr(request, "accepted_renderer", None)
-    return renderer is None or getattr(renderer, "format", "json") != "api"
-
-
-def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF exception handler: every error of the API is a problem document."""
-    if isinstance(exc, Problem):
-        response = Response(exc.as_dict(), status=exc.status)
-    else:
-        response = exception_handler(exc, context)
-        if response is None:
-            return None
-        code = next((c for kind, c in _DRF_CODES if isinstance(exc, kind)), "error")
-        data = response.data
-        body: dict[str, Any] = {
-            "type": f"urn:{settings.NAMESPACE}:problem:{code.replace('_', '-')}",
-            "title": TITLES.get(code, "Error"),
-            "status": response.status_code,
-            "code": code,
-        }
-        if isinstance(exc, exceptions.ValidationError):
-            body["detail"] = "Invalid input."
-            body["errors"] = data if isinstance(data, dict) else {"nonFieldErrors": data}
-        elif code == "not_found":
-            # One wording for missing and hidden objects alike.
-            body["detail"] = "Not found."
-        else:
-            detail = data.get("detail") if isinstance(data, dict) else data
-            body["detail"] = str(detail) if detail is not None else body["title"]
-        response.data = body
-    if _wants_json(context):
-        response.content_type = PROBLEM_CONTENT_TYPE
-    return response
-
-
-def not_found_view(request: Any, exception: Exception | None = None) -> Any:
-    """``handler404``: API and MCP URLs that match no route answer a problem document too."""
-    from django.http import JsonResponse
-    from django.views.defaults import page_not_found
-
-    if request.path.startswith(("/api/", "/mcp")):
-        body = Problem.not_found().as_dict()
-        return JsonResponse(body, status=404, content_type=PROBLEM_CONTENT_TYPE)
-    return page_not_found(request, exception)

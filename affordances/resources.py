@@ -14,8 +14,11 @@ from django.utils.module_loading import import_string
 from django_fsm import FSMFieldMixin
 
 from affordances.conf import ModelOptions, settings
+from affordances.problems import Problem
 
 __all__ = ["Resource", "camel", "registered_resources"]
+
+_MAX_BIGINT = 2**63 - 1
 
 
 def camel(snake: str) -> str:
@@ -67,13 +70,60 @@ class Resource:
     def _queryset_function(self) -> Callable[[Any], models.QuerySet[Any]] | None:
         return import_string(self.options.queryset) if self.options.queryset else None
 
-    def visible_queryset(self, user: Any) -> models.QuerySet[Any]:
-        """Objects this user may see; the default is every object for an authenticated user."""
+    def scoped(self, user: Any) -> models.QuerySet[Any]:
+        """The registered ``QUERYSET`` for this user, unordered; read it through
+        :func:`affordances.reads.visible`, which every face uses."""
         if self._queryset_function is not None:
             return self._queryset_function(user)
         if not getattr(user, "is_authenticated", False):
             return self.model._default_manager.none()
         return self.model._default_manager.all()
+
+    @cached_property
+    def edit_name(self) -> str:
+        """The audit name of an edit outside the catalog (e.g. the admin's change form)."""
+        return f"edit_{self.name}"
+
+    @cached_property
+    def edit_urn(self) -> str:
+        return f"urn:{settings.NAMESPACE}:edit:{self.name}"
+
+    @cached_property
+    def ordering(self) -> tuple[str, ...]:
+        return self.options.ordering
+
+    @property
+    def page_size(self) -> int:
+        return self.options.page_size or int(settings.PAGE_SIZE)
+
+    @property
+    def max_page_size(self) -> int:
+        return self.options.max_page_size or int(settings.MAX_PAGE_SIZE)
+
+    def parse_pk(self, value: Any) -> Any:
+        """A primary key from a URL or JSON, or ``not_found`` — never a database error.
+
+        Only the canonical spelling of an integer id names an object (``"1"`` from a
+        URL, ``1`` from JSON; not ``" 1"``, ``1.0`` or ``True``); beyond a bigint the
+        database would raise instead of finding nothing.
+        """
+        if not self.pk_is_integer:
+            if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
+                raise Problem.not_found()
+            return str(value)
+        if isinstance(value, bool):
+            raise Problem.not_found()
+        if isinstance(value, int):
+            number = value
+        elif isinstance(value, str) and value.isascii() and value.isdigit():
+            number = int(value)
+            if str(number) != value:
+                raise Problem.not_found()
+        else:
+            raise Problem.not_found()
+        if not 1 <= number <= _MAX_BIGINT:
+            raise Problem.not_found()
+        return number
 
     @cached_property
     def pk_is_integer(self) -> bool:

@@ -13,6 +13,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from affordances.compat import map_serializer
+
 __all__ = [
     "ConstraintWidens",
     "SchemaError",
@@ -35,38 +37,15 @@ class ConstraintWidens(Exception):
     """A constraint that would admit something the catalog's schema refuses."""
 
 
-def _auto_schema(direction: str) -> Any:
-    from drf_spectacular.openapi import AutoSchema
-    from drf_spectacular.plumbing import ComponentRegistry
-
-    auto = AutoSchema()
-    auto.registry = ComponentRegistry()
-    auto.method = "POST" if direction == "request" else "GET"
-    auto.path = "/"
-    auto.path_regex = "/"
-    # spectacular reads a few view attributes while mapping; a bare view is enough.
-    from rest_framework.views import APIView
-
-    view = APIView()
-    view.request = None
-    view.args, view.kwargs, view.format_kwarg = (), {}, None
-    auto.view = view
-    return auto
-
-
 def serializer_schema(
     serializer: type[serializers.Serializer] | serializers.Serializer, *, direction: str
 ) -> dict[str, Any]:
     """The JSON Schema 2020-12 of a serializer's data in one direction (request/response)."""
     instance = serializer() if isinstance(serializer, type) else serializer
-    auto = _auto_schema(direction)
     try:
-        schema = auto._map_basic_serializer(instance, direction)
+        schema, components = map_serializer(instance, direction)
     except Exception as exc:  # spectacular raises plain errors for unmappable fields
         raise SchemaError(f"{type(instance).__name__}: {exc}") from exc
-    components = {
-        component.name: component.schema for component in auto.registry._components.values()
-    }
     schema = _to_json_schema(_inline_refs(schema, components))
     # The class docstring describes code, not data; the operation carries the prose.
     schema.pop("description", None)

@@ -165,14 +165,13 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "affordances.browsable.AffordancesBrowsableAPIRenderer",
-        "affordances.renderers.HalFormsRenderer",
+        "affordances.rest.browsable.AffordancesBrowsableAPIRenderer",
+        "affordances.rest.renderers.HalFormsRenderer",
     ],
-    "DEFAULT_PAGINATION_CLASS": "orders.pagination.OrderPagination",
-    "PAGE_SIZE": 50,
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "affordances.problems.problem_exception_handler",
+    # The app's own views render problems anyway; this makes the project's (the token
+    # endpoints) answer in the same shape.
+    "EXCEPTION_HANDLER": "affordances.rest.problem_exception_handler",
     # ASCII-escaped JSON: an echoed lone surrogate ("\\ud800") must not break rendering.
     "UNICODE_JSON": False,
     # Token and login endpoints (config.throttling): attempts per client address.
@@ -198,7 +197,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "affordances.openapi.postprocess",
+        "affordances.rest.openapi.postprocess",
     ],
 }
 
@@ -214,6 +213,9 @@ AFFORDANCES = {
             "QUERYSET": "orders.selectors.order_visible_queryset",
             "BASENAME": "order",
             "FILTERSET": "orders.filters.OrderFilter",
+            "ORDERING": ["pk"],
+            "PAGE_SIZE": 50,
+            "MAX_PAGE_SIZE": 200,
         },
     },
 }

@@ -4,8 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from affordances.mcp.profiles import FORMS, HYBRID, STATIC
-from affordances.mcp.views import McpView
+from affordances.mcp import FORMS, HYBRID, STATIC, McpView
 from config.throttling import (
     ThrottledTokenObtainPairView,
     ThrottledTokenRefreshView,
@@ -22,7 +21,7 @@ urlpatterns = [
     path("api/token/refresh/", ThrottledTokenRefreshView.as_view(), name="token_refresh"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
-    path("api/", include("affordances.urls")),
+    path("api/", include("affordances.rest.urls")),
     path("api/", include("orders.urls")),
     path("api-auth/", include("rest_framework.urls")),
     path("mcp", McpView.as_view(profile=HYBRID), name="mcp"),
@@ -31,4 +30,4 @@ urlpatterns = [
 ]
 
 # Unmatched API URLs (e.g. an id the router cannot parse) answer a problem document.
-handler404 = "affordances.problems.not_found_view"
+handler404 = "affordances.rest.not_found_view"

@@ -32,7 +32,8 @@ from experiment.tokens import Tokenizer
 
 __all__ = ["RunMetrics", "forbidden_traces", "measure"]
 
-_STALE_REASON = "template_not_offered"
+# A template offered by the agent's last read of a resource, refused now: it changed.
+_NOT_AVAILABLE = "operation_not_available"
 
 
 @dataclass
@@ -131,7 +132,7 @@ def measure(
             continue  # a failed read changes nothing
         stale = code == "stale_version" or (
             name == "submit_form"
-            and reason == _STALE_REASON
+            and code == _NOT_AVAILABLE
             and str(arguments.get("template"))
             in seen_templates.get(str(arguments.get("url")), set())
         )

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from affordances.admin_mixin import AffordanceAdminMixin
+from affordances.admin import AffordanceAdminMixin
 from orders.models import Order
 
 

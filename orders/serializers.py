@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from affordances.serializers import AffordancesMixin
+from affordances.rest import AffordancesMixin
 from orders.models import Order
 
 

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-from rest_framework.routers import DefaultRouter
-
+from affordances.rest import ResourceRouter
 from orders.views import OrderViewSet
 
-router = DefaultRouter(trailing_slash=True)
-router.include_root_view = False
-router.register("orders", OrderViewSet, basename="order")
+router = ResourceRouter(trailing_slash=True)
+router.register("orders", OrderViewSet)
 
 urlpatterns = router.urls

@@ -1,23 +1,12 @@
-"""The REST face of orders: reads here, actions generated from the catalog."""
+"""The REST face of orders: everything comes from the registration in settings."""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
-from rest_framework import viewsets
-
-from affordances.views import TransitionActionsMixin
-from orders.filters import OrderFilter
+from affordances.rest import ResourceViewSet
 from orders.models import Order
-from orders.selectors import order_visible_queryset
-from orders.serializers import OrderSerializer
 
 
-class OrderViewSet(TransitionActionsMixin, viewsets.ReadOnlyModelViewSet):
+class OrderViewSet(ResourceViewSet):
     """Orders visible to the caller, each with the operations that apply to it now."""
 
-    queryset = Order.objects.all()
-    serializer_class = OrderSerializer
-    filterset_class = OrderFilter
-
-    def get_queryset(self) -> QuerySet[Order]:
-        return order_visible_queryset(self.request.user)
+    model = Order

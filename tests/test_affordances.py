@@ -14,9 +14,9 @@ from decimal import Decimal
 import pytest
 
 from affordances.catalog import get_catalog
-from affordances.evaluation import Available, evaluate
+from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.execution import perform
-from affordances.schemas import ConstraintWidens
+from affordances.problems import Problem
 from orders.models import Order
 from tests.spec import STATE_REASONS
 
@@ -359,15 +359,15 @@ def test_widening_constraint_is_refused_when_evaluated(demo):
     # The unpatched operation is available here, so only the constraint can refuse.
     assert isinstance(evaluate(get_catalog().lookup("cancel_order"), order, support), Available)
 
-    with pytest.raises(ConstraintWidens):
-        evaluate(widened, order, support)
+    # Fail closed: the unnarrowed schema would let through what the policy refuses.
+    assert evaluate(widened, order, support) == Unavailable(widened, "misconfigured")
 
 
 def test_widening_constraint_refuses_execution_and_changes_nothing(demo):
     widened = _widened_cancel()
     order = demo.orders["demo-01"]
 
-    with pytest.raises(ConstraintWidens):
+    with pytest.raises(Problem) as refused:
         perform(
             operation=widened,
             pk=order.pk,
@@ -377,6 +377,11 @@ def test_widening_constraint_refuses_execution_and_changes_nothing(demo):
             represent=lambda o: {"id": o.pk},
         )
 
+    assert (refused.value.status, refused.value.code, refused.value.reason) == (
+        409,
+        "operation_not_available",
+        "misconfigured",
+    )
     fresh = demo.order("demo-01")
     assert fresh.status == "pending"
     assert fresh.version == 1

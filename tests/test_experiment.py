@@ -176,7 +176,7 @@ def test_measure_counts_refusals_stale_templates_distractors_and_leaks():
     )
     url = "http://x/api/orders/1/"
     document = {"id": 1, "_links": {"self": {"href": url}}, "_templates": {"cancel_order": {}}}
-    gone = {"code": "operation_not_available", "reason": "template_not_offered"}
+    gone = {"code": "operation_not_available", "reason": "already_cancelled"}
     trace = Trace(
         exchanges=[
             listing,

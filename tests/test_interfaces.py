@@ -504,14 +504,14 @@ def check_s3(interface: str, seen: dict[str, Any]) -> None:
         unavailable = {a["name"]: a["reason"] for a in ship.read["unavailableAffordances"]}
         assert unavailable["ship_order"] == "not_confirmed"
     else:
-        # C finds no such template; forcing it anyway is refused.
+        # C finds no such template; forcing it anyway is refused with the core's reason.
         assert not ship.called
         assert "ship_order" not in ship.read["_templates"]
         problem, is_error = seen["probe"]
         assert is_error
         assert (problem["code"], problem["reason"]) == (
             "operation_not_available",
-            "template_not_offered",
+            "not_confirmed",
         )
         assert "current" not in problem
     order = Order.objects.get(pk=seen["order"])
@@ -800,9 +800,9 @@ def test_c_refuses_urls_outside_the_api_and_templates_not_offered(server: Server
     assert "confirm_order" not in seen["templates"]
     problem, is_error = seen["not_offered"]
     assert is_error
-    assert (problem["code"], problem["reason"]) == (
-        "operation_not_available",
-        "template_not_offered",
-    )
-    assert seen["made_up"] == seen["not_offered"]
+    # Not offered now, for a caller who may know the operation: the core says why.
+    assert (problem["code"], problem["reason"]) == ("operation_not_available", "already_shipped")
+    made_up, is_error = seen["made_up"]
+    assert is_error
+    assert made_up["code"] == "not_found"
     assert server.demo.order("demo-06").version == 1

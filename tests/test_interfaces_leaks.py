@@ -206,10 +206,8 @@ def test_a_customer_following_links_sees_no_trace_of_what_she_lacks(
     assert cancelled["structuredContent"]["status"] == "cancelled"
     ship = refusals["ship_order"]
     assert ship["isError"] is True
-    assert (ship["structuredContent"]["code"], ship["structuredContent"]["reason"]) == (
-        "operation_not_available",
-        "template_not_offered",
-    )
+    # What she lacks reads exactly like what does not exist.
+    assert ship["structuredContent"]["code"] == "not_found"
     assert all(refusal == ship for refusal in refusals.values())
     assert_no_trace(alice.text())
 

@@ -1,6 +1,15 @@
 """The MCP face of the catalog: JSON-RPC over Streamable HTTP, stateless (SPEC §7).
 
-``views.McpView`` takes the HTTP request, ``dispatch.Dispatcher`` the JSON-RPC message,
-``profiles.Profile`` says what one endpoint offers; tools and resources translate to
-the catalog and to the one execution path. No business rule lives in this package.
+``transport`` is a generic MCP server (JSON-RPC, protocol revisions, the HTTP view);
+the rest binds it to the catalog: tools, resources and the three profiles of SPEC §12.
+No business rule lives in this package. Import what a URLconf needs from here::
+
+    from affordances.mcp import FORMS, HYBRID, STATIC, McpView
 """
+
+from __future__ import annotations
+
+from affordances.mcp.profiles import FORMS, HYBRID, PROFILES, STATIC, Profile
+from affordances.mcp.views import McpView
+
+__all__ = ["FORMS", "HYBRID", "PROFILES", "STATIC", "McpView", "Profile"]

@@ -1,24 +1,18 @@
-"""What one MCP request knows: who asks, over which profile and revision, and how to
-render an object the way the REST face renders it.
-"""
+"""What one MCP tool call knows: who asks, over which revision, and how to render an
+object the way the REST face renders it to that caller."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import models
-from rest_framework.request import Request
 
+from affordances import reads
 from affordances.catalog import get_catalog
 from affordances.encoding import jsonable
-from affordances.execution import normalize_pk
-from affordances.problems import Problem
+from affordances.mcp.transport.protocol import Revision
 from affordances.resources import Resource
-
-if TYPE_CHECKING:
-    from affordances.mcp.profiles import Profile
-    from affordances.mcp.protocol import Revision
 
 __all__ = ["Context"]
 
@@ -27,10 +21,16 @@ __all__ = ["Context"]
 class Context:
     # A DRF request around the MCP POST: serializers build absolute URLs from it (so
     # affordance targets equal REST's) and read the caller from it.
-    request: Request
+    request: Any
     user: Any
-    profile: Profile
     revision: Revision
+    # Representations carry `affordances`/`unavailableAffordances` (SPEC §5).
+    affordances: bool = True
+    # 409/412 problems carry `current`, the object as it is now.
+    problem_current: bool = True
+    # Objects are MCP resources too (template, list, read, links from tool results).
+    resources: bool = True
+    page_size: int = 50
     _serializer_context: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
@@ -39,7 +39,7 @@ class Context:
         # templates in it, so N objects cost no extra queries.
         if self._serializer_context is None:
             context: dict[str, Any] = {"request": self.request, "format": None, "view": None}
-            if not self.profile.affordances:
+            if not self.affordances:
                 context["affordances"] = False
             self._serializer_context = context
         return self._serializer_context
@@ -62,11 +62,7 @@ class Context:
 
     def visible(self, resource: Resource, pk: Any) -> models.Model:
         """The object ``pk`` if this caller may see it; hidden and missing look the same."""
-        pk = normalize_pk(resource, pk)
-        instance = resource.visible_queryset(self.user).filter(pk=pk).first()
-        if instance is None:
-            raise Problem.not_found()
-        return instance
+        return reads.find(resource, self.user, pk)
 
     def absolute(self, path: str) -> str:
-        return self.request.build_absolute_uri(path)
+        return str(self.request.build_absolute_uri(path))

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 
-from affordances.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
+from affordances import reads
+from affordances.catalog import get_catalog
+from affordances.evaluation import Available, Unavailable, evaluate
+from affordances.mcp.resources import locate
 from affordances.mcp.subrequest import OutsideApi, send
+from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
+from affordances.names import ENTRY_POINT_URL_NAME
 from affordances.problems import PROBLEM_SCHEMA, Problem
 
 if TYPE_CHECKING:
@@ -117,11 +122,37 @@ def _problem(problem: Problem) -> dict[str, Any]:
     return _result(problem.as_dict(include_current=False), is_error=True)
 
 
+def _not_offered(ctx: Context, url: str, name: str) -> tuple[str, str]:
+    """A template the document did not offer: the core says why, as it would anywhere.
+
+    Not an operation of this resource the caller may know → not_found; one that does not
+    apply now → operation_not_available with the core's reason. One that applies after
+    all (it changed since the read) runs through its own route, like any other.
+    """
+    located = locate(url)
+    operation = get_catalog().lookup(name)
+    if located is None or operation is None or operation.name != name:
+        raise Problem.not_found()
+    resource, pk = located
+    if operation.resource is not resource or not operation.is_transition:
+        raise Problem.not_found()
+    verdict = evaluate(operation, reads.find(resource, ctx.user, pk), ctx.user)
+    if isinstance(verdict, Unavailable):
+        raise Problem.not_available(operation=operation.name, reason=verdict.reason)
+    if not isinstance(verdict, Available):
+        raise Problem.not_found()
+    try:
+        path = reverse(f"{resource.basename}-{operation.method_name}", kwargs={"pk": pk})
+    except NoReverseMatch:
+        raise Problem.not_found() from None
+    return ctx.absolute(path), operation.http_method
+
+
 class FormsTools:
     """The same two tools for every caller; what each may do shows in the documents."""
 
     def list_tools(self, ctx: Context) -> list[dict[str, Any]]:
-        entry = ctx.absolute(reverse("api-entry-point"))
+        entry = ctx.absolute(reverse(ENTRY_POINT_URL_NAME))
         tools = [dict(tool) for tool in _TOOLS]
         tools[0]["description"] = f"{tools[0]['description']} The entry point is {entry}"
         return tools
@@ -146,10 +177,6 @@ class FormsTools:
             answer = send(ctx.request, "GET", arguments["url"])
         except OutsideApi as exc:
             return _problem(Problem.validation({"url": [str(exc)]}))
-        if answer.status == 405:
-            # An action URL read with GET: it must read like any URL that is not there,
-            # or guessing URLs would tell which actions exist.
-            return _problem(Problem.not_found())
         return self._answer(answer.status, answer.body)
 
     def _submit(self, ctx: Context, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -172,22 +199,16 @@ class FormsTools:
         if current.status != 200 or not isinstance(current.body, dict):
             return self._answer(current.status, current.body)
         template = current.body.get("_templates", {}).get(arguments["template"])
-        if not isinstance(template, dict):
-            # Not offered now — whether it never existed, does not apply, or is not yours
-            # reads the same, so nothing leaks.
-            return _problem(
-                Problem(
-                    status=409,
-                    code="operation_not_available",
-                    detail="The resource does not offer this template now; read it again "
-                    "and use one of its _templates.",
-                    reason="template_not_offered",
-                )
+        if isinstance(template, dict):
+            target = template.get("target") or current.body.get("_links", {}).get("self", {}).get(
+                "href"
             )
-        target = template.get("target") or current.body.get("_links", {}).get("self", {}).get(
-            "href"
-        )
-        method = str(template.get("method") or "GET").upper()
+            method = str(template.get("method") or "GET").upper()
+        else:
+            try:
+                target, method = _not_offered(ctx, arguments["url"], arguments["template"])
+            except Problem as problem:
+                return _problem(problem)
         try:
             answer = send(ctx.request, method, target, values if method != "GET" else None)
         except OutsideApi as exc:  # a template we rendered never points elsewhere

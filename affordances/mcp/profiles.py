@@ -1,37 +1,23 @@
-"""A profile is what one MCP endpoint tells an agent; the dispatcher is shared.
+"""A profile is what one MCP endpoint tells an agent — plain data; the server is shared.
 
 Every endpoint runs the same JSON-RPC dispatch over the same catalog and execution
 path. What differs is the tool set offered, whether representations carry their
-affordances, whether problems carry ``current``, and the instructions — one small
-value per endpoint (SPEC §12: ``/mcp`` now; ``/mcp/static`` and ``/mcp/forms`` later).
+affordances, whether problems carry ``current``, and the instructions (SPEC §12).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from enum import StrEnum
 
-from affordances.mcp.forms import FormsTools
-from affordances.mcp.tools import CatalogTools
-
-if TYPE_CHECKING:
-    from affordances.mcp.context import Context
-
-__all__ = ["FORMS", "HYBRID", "PROFILES", "STATIC", "Profile", "ToolSet"]
+__all__ = ["FORMS", "HYBRID", "PROFILES", "STATIC", "Profile", "ToolSetKind"]
 
 
-class ToolSet(Protocol):
-    """The tools of a profile: list them for a caller, call one by name."""
-
-    def list_tools(self, ctx: Context) -> list[dict[str, Any]]:
-        """The caller's tools, in a deterministic order; never a function of state."""
-        ...
-
-    def call_tool(
-        self, ctx: Context, name: str, arguments: dict[str, Any], meta: dict[str, Any]
-    ) -> dict[str, Any]:
-        """A ``CallToolResult``; unknown or forbidden names raise -32602 alike."""
-        ...
+class ToolSetKind(StrEnum):
+    # One tool per catalog operation the caller may know about (SPEC §7).
+    CATALOG = "catalog"
+    # read_resource and submit_form over HAL-FORMS (SPEC §12, interface C).
+    FORMS = "forms"
 
 
 @dataclass(frozen=True)
@@ -39,7 +25,7 @@ class Profile:
     name: str
     title: str
     instructions: str
-    tools: ToolSet
+    tools: ToolSetKind = ToolSetKind.CATALOG
     # Representations carry `affordances`/`unavailableAffordances` (SPEC §5).
     affordances: bool = True
     # 409/412 problems carry `current`, the object as it is now.
@@ -81,7 +67,6 @@ HYBRID = Profile(
     name="hybrid",
     title="Affordances (catalog + affordances)",
     instructions=HYBRID_INSTRUCTIONS,
-    tools=CatalogTools(),
 )
 
 STATIC_INSTRUCTIONS = """\
@@ -99,7 +84,6 @@ STATIC = Profile(
     name="static",
     title="Affordances (static catalog)",
     instructions=STATIC_INSTRUCTIONS,
-    tools=CatalogTools(),
     affordances=False,
     problem_current=False,
 )
@@ -119,7 +103,7 @@ FORMS = Profile(
     name="forms",
     title="Affordances (HAL-FORMS navigation)",
     instructions=FORMS_INSTRUCTIONS,
-    tools=FormsTools(),
+    tools=ToolSetKind.FORMS,
     affordances=False,
     problem_current=False,
     resources=False,

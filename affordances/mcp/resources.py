@@ -13,14 +13,20 @@ from urllib.parse import urlsplit
 
 from django.urls import NoReverseMatch, Resolver404, resolve, reverse
 
+from affordances import reads
 from affordances.catalog import get_catalog
-from affordances.mcp import pagination
 from affordances.mcp.context import Context
-from affordances.mcp.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, dumps
+from affordances.mcp.transport import pagination
+from affordances.mcp.transport.jsonrpc import (
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    JsonRpcError,
+    dumps,
+)
 from affordances.problems import Problem
 from affordances.resources import Resource
 
-__all__ = ["link", "list_resources", "list_templates", "read_resource"]
+__all__ = ["link", "list_resources", "list_templates", "locate", "read_resource"]
 
 MIME_TYPE = "application/json"
 _PK = "__affordances_pk__"
@@ -71,13 +77,13 @@ def list_templates(ctx: Context) -> list[dict[str, Any]]:
 def list_resources(ctx: Context, cursor: str | None) -> dict[str, Any]:
     """The objects the caller may see, model after model, each by primary key."""
     offset = pagination.decode(cursor, "resources")
-    size = ctx.profile.page_size
+    size = ctx.page_size
     entries: list[dict[str, Any]] = []
     position = 0  # where the current model's objects start in the whole listing
     for resource in get_catalog().resources:
         if _detail_url(ctx, resource, _PK) is None:
             continue
-        queryset = resource.visible_queryset(ctx.user).order_by("pk")
+        queryset = reads.visible(resource, ctx.user)
         count = queryset.count()
         start = max(offset - position, 0)
         wanted = size - len(entries)
@@ -97,7 +103,7 @@ def list_resources(ctx: Context, cursor: str | None) -> dict[str, Any]:
     return result
 
 
-def _locate(uri: str) -> tuple[Resource, str] | None:
+def locate(uri: str) -> tuple[Resource, str] | None:
     try:
         match = resolve(urlsplit(uri).path)
     except (Resolver404, ValueError):  # ValueError: not a URL at all
@@ -111,7 +117,7 @@ def _locate(uri: str) -> tuple[Resource, str] | None:
 def read_resource(ctx: Context, uri: Any) -> dict[str, Any]:
     if not isinstance(uri, str) or not uri:
         raise JsonRpcError(INVALID_PARAMS, 'Invalid params: "uri" must be a string.')
-    located = _locate(uri)
+    located = locate(uri)
     representation = None
     if located is not None:
         resource, pk = located

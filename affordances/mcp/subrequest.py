@@ -1,10 +1,11 @@
-"""Ask the REST face itself: an internal request through Django's URL routing.
+"""Ask the REST face itself: an internal request through Django's whole request stack.
 
 Interface C navigates the API as hypermedia. Rather than re-implementing what each URL
-serves, it sends the agent's request to the same view a browser or client would reach,
-with the agent's own credentials (its ``Authorization`` header) and
-``Accept: application/prs.hal-forms+json``. Only URLs of this server under the API
-entry point are followed.
+serves, it sends the agent's request through the project's middleware and URL routing
+to the view a browser or client would reach, with the agent's own credentials (its
+``Authorization`` header) and ``Accept: application/prs.hal-forms+json``. Whatever
+Django answers an outside client (400 for too many fields, 413, the project's 404…) it
+answers here. Only URLs of this server under the API entry point are followed.
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.core.handlers.base import BaseHandler
+from django.core.signals import setting_changed
 from django.core.handlers.wsgi import WSGIRequest
-from django.urls import Resolver404, resolve, reverse
-from rest_framework.request import Request
+from django.dispatch import receiver
+from django.urls import reverse
 
-from affordances.models import Interface
-from affordances.renderers import HAL_FORMS_MEDIA_TYPE
-from affordances.views import VIA_ENVIRON_KEY
+from affordances.models import VIA_ENVIRON_KEY, Interface
+from affordances.names import ENTRY_POINT_URL_NAME, HAL_FORMS_MEDIA_TYPE
 
 __all__ = ["Answer", "OutsideApi", "api_path", "send"]
 
@@ -36,7 +38,33 @@ class Answer:
     body: Any
 
 
-def api_path(request: Request, url: Any) -> tuple[str, str]:
+class _Handler(BaseHandler):
+    """The project's middleware chain and URL routing, without the request signals
+    (which would close the database connection of the outer request)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.load_middleware()
+
+
+_handler: _Handler | None = None
+
+
+def _stack() -> _Handler:
+    global _handler
+    if _handler is None:
+        _handler = _Handler()
+    return _handler
+
+
+@receiver(setting_changed)
+def _reload_middleware(*, setting: str, **kwargs: Any) -> None:
+    global _handler
+    if setting in {"MIDDLEWARE", "ROOT_URLCONF"}:
+        _handler = None
+
+
+def api_path(request: Any, url: Any) -> tuple[str, str]:
     """(path, query) of ``url`` if it is this server's API; else :class:`OutsideApi`."""
     if not isinstance(url, str) or not url:
         raise OutsideApi("The url must be a non-empty string.")
@@ -45,24 +73,20 @@ def api_path(request: Request, url: Any) -> tuple[str, str]:
         own = urlsplit(request.build_absolute_uri("/"))
         if (parts.scheme, parts.netloc.lower()) != (own.scheme, own.netloc.lower()):
             raise OutsideApi("Only URLs of this API can be followed.")
-    root = reverse("api-entry-point")
+    root = reverse(ENTRY_POINT_URL_NAME)
     path = parts.path or "/"
     if not path.startswith(root) or ".." in path.split("/"):
         raise OutsideApi(f"Only URLs under {request.build_absolute_uri(root)} can be followed.")
     return path, parts.query
 
 
-def send(request: Request, method: str, url: str, body: dict[str, Any] | None = None) -> Answer:
+def send(request: Any, method: str, url: str, body: dict[str, Any] | None = None) -> Answer:
     """``method url`` as the caller, answered as HAL-FORMS (or a problem document)."""
     path, query = api_path(request, url)
-    try:
-        match = resolve(path)
-    except Resolver404:
-        return Answer(404, None)
     payload = json.dumps(body).encode() if body is not None else b""
     environ = {
         key: value
-        for key, value in request._request.META.items()
+        for key, value in request.META.items()
         if key in _KEPT or (key.startswith("wsgi.") and key != "wsgi.input")
     }
     environ.update(
@@ -80,12 +104,10 @@ def send(request: Request, method: str, url: str, body: dict[str, Any] | None = 
         }
     )
     environ.setdefault("wsgi.url_scheme", request.scheme)
-    inner = WSGIRequest(environ)
-    response = match.func(inner, *match.args, **match.kwargs)
-    if hasattr(response, "render"):
-        response.render()
+    response = _stack().get_response(WSGIRequest(environ))
     try:
-        data = json.loads(response.content) if response.content else None
+        content = getattr(response, "content", b"")  # never a streaming answer here
+        data = json.loads(content) if content else None
     except ValueError:
         data = None
     return Answer(response.status_code, data)

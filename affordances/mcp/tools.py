@@ -14,9 +14,10 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from affordances import execution
+from affordances.arguments import schema_errors
 from affordances.catalog import get_catalog
 from affordances.mcp import reads, resources
-from affordances.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
+from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
 from affordances.models import Interface
 from affordances.operations import Operation
 from affordances.problems import PROBLEM_SCHEMA, Problem
@@ -86,7 +87,7 @@ def tool_result(
     """A ``CallToolResult``: the body as structured content and as the same JSON text."""
     content: list[dict[str, Any]] = [{"type": "text", "text": dumps(body)}]
     about = body.get("current") if is_error else body
-    if ctx.profile.resources and isinstance(about, dict):
+    if ctx.resources and isinstance(about, dict):
         block = resources.link(operation.resource, about)
         if block is not None:
             content.append(block)
@@ -114,8 +115,8 @@ class CatalogTools:
             "inputSchema": entry["inputSchema"],
             "outputSchema": output_schema(
                 entry["outputSchema"],
-                affordances=ctx.profile.affordances,
-                problem_current=ctx.profile.problem_current,
+                affordances=ctx.affordances,
+                problem_current=ctx.problem_current,
             ),
             "annotations": entry["annotations"],
             "_meta": {OPERATION_KEY: entry["id"]},
@@ -134,10 +135,14 @@ class CatalogTools:
                 INVALID_PARAMS, f'Invalid params: _meta["{IDEMPOTENCY_KEY}"] must be a string.'
             )
         try:
+            # The tool's own inputSchema first (SPEC §7): "1" or 1e400 is no order id.
+            errors = schema_errors(operation.input_schema, arguments)
+            if errors:
+                raise Problem.validation(errors)
             if operation.is_transition:
                 outcome = execution.perform(
                     operation=operation,
-                    pk=self._object_id(operation, arguments),
+                    pk=arguments[operation.resource.id_argument],
                     user=ctx.user,
                     arguments=arguments,
                     via=Interface.MCP,
@@ -157,15 +162,6 @@ class CatalogTools:
             else:
                 return tool_result(ctx, operation, reads.read(ctx, operation, arguments))
         except Problem as problem:
-            body = problem.as_dict(include_current=ctx.profile.problem_current)
+            body = problem.as_dict(include_current=ctx.problem_current)
             return tool_result(ctx, operation, body, is_error=True)
         return tool_result(ctx, operation, outcome.body, replayed=outcome.replayed)
-
-    @staticmethod
-    def _object_id(operation: Operation, arguments: dict[str, Any]) -> Any:
-        # REST takes the object from the URL; here it is an argument, so its absence is
-        # an argument error rather than an unknown object.
-        id_argument = operation.resource.id_argument
-        if id_argument not in arguments:
-            raise Problem.validation({id_argument: ["This field is required."]})
-        return arguments[id_argument]

@@ -14,15 +14,15 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
-from django.test.utils import setup_test_environment
+from django.test.utils import override_settings, setup_test_environment
 from rest_framework import generics, serializers
 from rest_framework.test import APIClient, APIRequestFactory, force_authenticate
 
 from orders.models import Order, OrderStatus
-from orders.pagination import OrderPagination
 from orders.services import seed_demo
 from orders.views import OrderViewSet
 
@@ -84,7 +84,14 @@ class Command(BaseCommand):
         customer = user_model.objects.get(username="alice")
         sizes = [int(size) for size in options["sizes"].split(",")]
         rounds = options["rounds"]
-        OrderPagination.max_page_size = max(sizes)  # one page holds the whole list
+        # One page holds the whole list.
+        affordances = {**settings.AFFORDANCES}
+        affordances["MODELS"] = {
+            label: {**options_, "MAX_PAGE_SIZE": max(sizes)}
+            for label, options_ in settings.AFFORDANCES["MODELS"].items()
+        }
+        override = override_settings(AFFORDANCES=affordances)
+        override.enable()
 
         self.stdout.write(
             f"Order list as {options['user']} ({connection.vendor}), median of {rounds} rounds"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rest_framework import serializers
 from rest_framework.renderers import BrowsableAPIRenderer
 
+from affordances.arguments import NoArguments
 from affordances.catalog import get_catalog
 from affordances.inputs import input_fields
 
@@ -23,7 +25,7 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
     template = "affordances/api.html"
 
     def get_context(
-        self, data: Any, accepted_media_type: str, renderer_context: dict[str, Any]
+        self, data: Any, accepted_media_type: str | None, renderer_context: Mapping[str, Any]
     ) -> dict[str, Any]:
         context = super().get_context(data, accepted_media_type, renderer_context)
         context["affordance_forms"] = self._affordance_forms(data)
@@ -32,8 +34,6 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
     def _affordance_forms(self, data: Any) -> list[dict[str, Any]]:
         if not isinstance(data, dict) or not isinstance(data.get("affordances"), list):
             return []
-        from affordances.views import NoArguments
-
         catalog = get_catalog()
         forms = []
         for affordance in data["affordances"]:

@@ -11,7 +11,7 @@ import binascii
 from collections.abc import Sequence
 from typing import TypeVar
 
-from affordances.mcp.jsonrpc import INVALID_PARAMS, JsonRpcError
+from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError
 
 __all__ = ["decode", "encode", "page"]
 

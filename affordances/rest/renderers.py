@@ -9,6 +9,7 @@ template; operations the caller may not know get nothing at all.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -18,12 +19,12 @@ from rest_framework.renderers import JSONRenderer
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, evaluate
 from affordances.inputs import InputField, input_fields
+from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Operation
 from affordances.resources import Resource
 
 __all__ = ["HAL_FORMS_MEDIA_TYPE", "HalFormsRenderer", "hal_document"]
 
-HAL_FORMS_MEDIA_TYPE = "application/prs.hal-forms+json"
 _HIDDEN_LISTS = ("affordances", "unavailableAffordances")
 
 
@@ -155,8 +156,8 @@ def hal_document(data: Any, *, request: Any = None, view: Any = None) -> Any:
     """The HAL-FORMS form of a DRF response body (item, paginated collection or links)."""
     if not isinstance(data, dict):
         return data
-    queryset = getattr(view, "queryset", None)
-    resource = get_catalog().resource_for(queryset.model) if queryset is not None else None
+    model = getattr(view, "model", None)
+    resource = get_catalog().resource_for(model) if model is not None else None
     if isinstance(data.get("results"), list):
         return _collection(data, resource, request)
     if "_links" in data:
@@ -172,7 +173,7 @@ class HalFormsRenderer(JSONRenderer):
         self,
         data: Any,
         accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         context = renderer_context or {}
         response = context.get("response")

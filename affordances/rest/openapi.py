@@ -13,7 +13,7 @@ from typing import Any
 
 from affordances.catalog import get_catalog
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
-from affordances.renderers import HAL_FORMS_MEDIA_TYPE
+from affordances.names import HAL_FORMS_MEDIA_TYPE
 
 __all__ = ["ERROR_STATUSES", "postprocess"]
 

@@ -36,7 +36,11 @@ def _form_field(item: InputField) -> forms.Field:
             **common,
         )
     if item.kind == "integer":
-        return forms.IntegerField(max_value=item.maximum, min_value=item.minimum, **common)
+        return forms.IntegerField(
+            max_value=None if item.maximum is None else int(item.maximum),
+            min_value=None if item.minimum is None else int(item.minimum),
+            **common,
+        )
     if item.kind == "boolean":
         return forms.BooleanField(**common)
     if item.kind == "datetime":

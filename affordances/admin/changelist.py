@@ -1,7 +1,7 @@
 """The change list as a face of the catalog: a column of available operations, one bulk
 action per operation, and the catalog page with the state diagrams.
 
-Part of :class:`affordances.admin_mixin.AffordanceAdminMixin`; like it, it only
+Part of :class:`affordances.admin.mixins.AffordanceAdminMixin`; like it, it only
 translates — every run is ``perform(via="admin")``, reported object by object.
 """
 
@@ -12,15 +12,17 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.html import format_html_join
 
-from affordances.admin_forms import operation_form_class, posted_arguments
+from affordances import reads
+from affordances.admin.diagrams import state_diagram
+from affordances.admin.forms import operation_form_class, posted_arguments
 from affordances.catalog import get_catalog
-from affordances.diagrams import state_diagram
 from affordances.evaluation import Available, evaluate
 from affordances.execution import perform
 from affordances.models import Interface
@@ -37,8 +39,12 @@ def admin_represent(instance: Model) -> dict[str, Any]:
 
 def run_in_admin(
     request: HttpRequest, operation: Operation, obj: Model, arguments: dict[str, Any]
-) -> None:
-    """One run through the execution path as the admin's user; raises :class:`Problem`."""
+) -> Model:
+    """One run through the execution path as the admin's user; raises :class:`Problem`.
+
+    Returns the object as it is after the run, read anew through the one read path —
+    never ``refresh_from_db()``, which a protected FSM field refuses.
+    """
     perform(
         operation=operation,
         pk=obj.pk,
@@ -47,6 +53,7 @@ def run_in_admin(
         via=Interface.ADMIN,
         represent=admin_represent,
     )
+    return reads.find(operation.resource, request.user, obj.pk)
 
 
 class ChangeListAffordancesMixin:
@@ -101,7 +108,7 @@ class ChangeListAffordancesMixin:
         self, request: HttpRequest, operation: Operation, obj: Model, arguments: dict[str, Any]
     ) -> None:
         try:
-            run_in_admin(request, operation, obj, arguments)
+            obj = run_in_admin(request, operation, obj, arguments)
         except Problem as problem:
             detail = (
                 problem.reason
@@ -115,8 +122,7 @@ class ChangeListAffordancesMixin:
                 request, f"{obj}: {operation.title} refused — {detail}", messages.WARNING
             )
             return
-        obj.refresh_from_db()
-        state = operation.fsm_field.get_state(obj) if operation.fsm_field else ""
+        state = operation.facts.field.get_state(obj)
         self.message_user(  # type: ignore[attr-defined]
             request, f"{obj}: {operation.title} done — now {state}.", messages.SUCCESS
         )
@@ -131,7 +137,7 @@ class ChangeListAffordancesMixin:
             "form": form,
             "objects": list(queryset.order_by("pk")),
             "action_name": f"operation_{operation.name}",
-            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
             "title": f"{operation.title}: {queryset.count()} selected",
         }
         return TemplateResponse(request, self.bulk_operation_template, context)

@@ -17,10 +17,11 @@ def _edges(resource: Resource, field: FSMFieldMixin, user: Any) -> list[tuple[st
     edges = []
     for operation in get_catalog().transitions_for(resource.model):
         # Only what this user may know about: a diagram is one more face of the catalog.
-        if operation.fsm_field is not field or not operation.permits(user):
+        facts = operation.facts
+        if facts.field is not field or not operation.permits(user):
             continue
-        for source in operation.sources:
-            for target in operation.targets:
+        for source in facts.sources:
+            for target in facts.targets:
                 edges.append((source, operation.title, target))
     return edges
 

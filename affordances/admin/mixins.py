@@ -11,21 +11,27 @@ import json
 from typing import Any
 
 from django.contrib import admin, messages
-from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from affordances.admin_changelist import ChangeListAffordancesMixin, admin_represent, run_in_admin
-from affordances.admin_forms import operation_form_class, posted_arguments
+from affordances import reads
+from affordances.admin.changelist import (
+    ChangeListAffordancesMixin,
+    admin_represent,
+    run_in_admin,
+)
+from affordances.admin.forms import operation_form_class, posted_arguments
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, Unavailable, evaluate
-from affordances.execution import perform_create
-from affordances.models import AuditRecord, Interface
+from affordances.execution import may_create, perform_create, perform_edit
+from affordances.history import HistoryEntry, history
+from affordances.models import Interface
 from affordances.operations import Operation
-from affordances.problems import Problem
+from affordances.problems import Problem, ProblemCode
+from affordances.resources import Resource
 
 __all__ = ["AffordanceAdminMixin", "human_reason"]
 
@@ -63,9 +69,21 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
             f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_{name}", args=args
         )
 
-    def _version(self, obj: Model) -> int:
+    @property
+    def _resource(self) -> Resource:
         resource = get_catalog().resource_for(self.model)
-        return getattr(obj, resource.version_field) if resource else 0
+        if resource is None:
+            raise LookupError(f"{self.model._meta.label} is not in AFFORDANCES['MODELS'].")
+        return resource
+
+    def _version(self, obj: Model) -> int:
+        return int(getattr(obj, self._resource.version_field))
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        """The objects this user may see — the one read path every face shares."""
+        queryset = reads.visible(self._resource, request.user)
+        ordering = self.get_ordering(request)  # type: ignore[attr-defined]
+        return queryset.order_by(*ordering) if ordering else queryset
 
     # -- URLs ----------------------------------------------------------------------
 
@@ -118,36 +136,31 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
                         "sentence": human_reason(result.reason),
                     }
                 )
-        known = {op.urn for op in self._operations(request.user)}
-        history = AuditRecord.objects.filter(
-            content_type=ContentType.objects.get_for_model(self.model), object_id=str(obj.pk)
-        ).order_by("-created_at", "-id")
         return {
             "affordances_available": available,
             "affordances_unavailable": unavailable,
             "affordances_version": self._version(obj),
-            "affordances_history": [self._history_row(record, known) for record in history],
+            "affordances_history": [
+                _history_row(entry) for entry in history(self._resource, obj, request.user)
+            ],
             "affordances_catalog_url": self._url("catalog"),
         }
 
-    @staticmethod
-    def _history_row(record: AuditRecord, known: set[str]) -> dict[str, Any]:
-        # The state change is the object's own history and stays visible; which operation
-        # made it, and with what arguments, is shown only to users who may know it.
-        if record.operation in known:
-            return {
-                "record": record,
-                "operation": record.operation_name,
-                "arguments": json.dumps(record.arguments, sort_keys=True),
-            }
-        return {"record": record, "operation": "—", "arguments": "—"}
-
     def save_model(self, request: HttpRequest, obj: Model, form: Any, change: bool) -> None:
-        # An edit is a change too: forms opened on the old version must become stale.
-        resource = get_catalog().resource_for(self.model)
-        if change and resource is not None and form.has_changed():
-            setattr(obj, resource.version_field, getattr(obj, resource.version_field) + 1)
-        super().save_model(request, obj, form, change)  # type: ignore[misc]
+        if not change:
+            super().save_model(request, obj, form, change)  # type: ignore[misc]
+            return
+        # An edit is a change too: through the execution path, with the row locked, the
+        # version bumped (forms opened before become stale) and one audit record.
+        concrete = {field.name for field in self.model._meta.concrete_fields}
+        changes = {name: getattr(obj, name) for name in form.changed_data if name in concrete}
+        perform_edit(
+            resource=self._resource,
+            pk=obj.pk,
+            user=request.user,
+            changes=changes,
+            via=Interface.ADMIN,
+        )
 
     # -- add page: the model's create operation ----------------------------------------
 
@@ -157,7 +170,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         operation = self._create_operation()
         if operation is None:
-            return super().has_add_permission(request)  # type: ignore[misc]
+            return bool(super().has_add_permission(request))  # type: ignore[misc]
         return operation.permits(request.user)
 
     def add_view(
@@ -166,8 +179,12 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
         operation = self._create_operation()
         if operation is None:
             return super().add_view(request, form_url, extra_context)  # type: ignore[misc]
-        if not operation.permits(request.user):
-            raise PermissionDenied
+        try:
+            may_create(operation, request.user)
+        except Problem:
+            # The core refuses; the admin says it as it does for every model's add page
+            # the user may not use (403), so this one cannot be told apart.
+            raise PermissionDenied from None
         evaluation = evaluate(operation, None, request.user)
         constraints = evaluation.constraints if isinstance(evaluation, Available) else {}
         form_class = operation_form_class(operation.input_serializer, constraints, versioned=False)
@@ -185,7 +202,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
             except Problem as problem:
                 _show_problem(form, problem)
             else:
-                obj = self.model._default_manager.get(pk=outcome.body["id"])
+                obj = reads.find(self._resource, request.user, outcome.body["id"])
                 self.message_user(  # type: ignore[attr-defined]
                     request, f"{operation.title}: done. {obj} was created.", messages.SUCCESS
                 )
@@ -224,15 +241,16 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
             # The version the form was rendered for travels as expectedVersion: the
             # execution path refuses the run if the object changed meanwhile.
             try:
-                run_in_admin(request, operation, obj, posted_arguments(request.POST, form_class))
+                obj = run_in_admin(
+                    request, operation, obj, posted_arguments(request.POST, form_class)
+                )
             except Problem as problem:
-                if problem.code == "validation_error":
+                if problem.code is ProblemCode.VALIDATION_ERROR:
                     _show_problem(form, problem)
                     return self._render_operation_form(request, obj, operation, form, status=400)
                 self._message_refusal(request, operation, obj, problem)
                 return HttpResponseRedirect(change_url)
-            obj.refresh_from_db()
-            state = operation.fsm_field.get_state(obj) if operation.fsm_field else ""
+            state = operation.facts.field.get_state(obj)
             self.message_user(  # type: ignore[attr-defined]
                 request,
                 f"{operation.title}: done. The {self.model._meta.verbose_name} is now {state} "
@@ -269,25 +287,31 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
     def _message_refusal(
         self, request: HttpRequest, operation: Operation, obj: Model, problem: Problem
     ) -> None:
-        if problem.code == "not_found":
+        if problem.code is ProblemCode.NOT_FOUND:
             raise Http404("No such object.")
-        fresh = self.model._default_manager.filter(pk=obj.pk).first()
-        state = (
-            operation.fsm_field.get_state(fresh)
-            if fresh is not None and operation.fsm_field
-            else ""
-        )
-        if problem.code == "stale_version":
+        fresh = reads.visible(self._resource, request.user).filter(pk=obj.pk).first()
+        state = operation.facts.field.get_state(fresh) if fresh is not None else ""
+        if problem.code is ProblemCode.STALE_VERSION:
             text = (
                 f"This {self.model._meta.verbose_name} changed since you opened it; nothing was "
                 f"done. It is now {state} (version {self._version(fresh) if fresh else '?'}). "
                 "Check it and try again."
             )
-        elif problem.code == "operation_not_available":
+        elif problem.code is ProblemCode.OPERATION_NOT_AVAILABLE:
             text = f"{operation.title} is no longer available: {problem.reason}"
         else:
             text = f"{operation.title} failed: {problem.detail}"
         self.message_user(request, text, messages.ERROR)  # type: ignore[attr-defined]
+
+
+def _history_row(entry: HistoryEntry) -> dict[str, Any]:
+    if entry.operation is None:
+        return {"record": entry.record, "operation": "—", "arguments": "—"}
+    return {
+        "record": entry.record,
+        "operation": entry.operation,
+        "arguments": json.dumps(entry.arguments, sort_keys=True),
+    }
 
 
 def _show_problem(form: Any, problem: Problem) -> None:

@@ -1,0 +1,131 @@
+"""The catalog as an MCP application: one :class:`Server` per profile.
+
+Binds the generic transport to the catalog faces: ``tools/*`` go to the profile's tool
+set, ``resources/*`` to the registered models. Translates; decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, Protocol
+
+from affordances.mcp import resources
+from affordances.mcp.context import Context
+from affordances.mcp.forms import FormsTools
+from affordances.mcp.profiles import Profile, ToolSetKind
+from affordances.mcp.tools import CatalogTools
+from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError
+from affordances.mcp.transport.pagination import page
+from affordances.mcp.transport.protocol import CacheHint
+from affordances.mcp.transport.server import Call, Method, Server
+
+__all__ = ["ToolSet", "server_for"]
+
+
+class ToolSet(Protocol):
+    """The tools of a profile: list them for a caller, call one by name."""
+
+    def list_tools(self, ctx: Context) -> list[dict[str, Any]]:
+        """The caller's tools, in a deterministic order; never a function of state."""
+        ...
+
+    def call_tool(
+        self, ctx: Context, name: str, arguments: dict[str, Any], meta: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A ``CallToolResult``; unknown or forbidden names raise -32602 alike."""
+        ...
+
+
+@cache
+def _package_version() -> str:
+    try:
+        return version("django-affordances")
+    except PackageNotFoundError:  # a source checkout that was never installed
+        return "0.0.0"
+
+
+def _context(profile: Profile, call: Call) -> Context:
+    return Context(
+        request=call.request,
+        user=call.user,
+        revision=call.revision,
+        affordances=profile.affordances,
+        problem_current=profile.problem_current,
+        resources=profile.resources,
+        page_size=profile.page_size,
+    )
+
+
+def _tool_set(profile: Profile) -> ToolSet:
+    return FormsTools() if profile.tools is ToolSetKind.FORMS else CatalogTools()
+
+
+@cache
+def server_for(profile: Profile) -> Server:
+    """One server per profile and process; it keeps no per-request state."""
+    tools = _tool_set(profile)
+
+    def bound(handler: Callable[[Context, dict[str, Any]], dict[str, Any]]) -> Any:
+        return lambda call, params: handler(_context(profile, call), params)
+
+    def tools_list(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        items, following = page(
+            tools.list_tools(ctx), params.get("cursor"), kind="tools", size=profile.page_size
+        )
+        return {"tools": items, **({"nextCursor": following} if following else {})}
+
+    def tools_call(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise JsonRpcError(INVALID_PARAMS, 'Invalid params: "name" must be a string.')
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise JsonRpcError(INVALID_PARAMS, 'Invalid params: "arguments" must be an object.')
+        meta = params.get("_meta")
+        return tools.call_tool(ctx, name, arguments, meta if isinstance(meta, dict) else {})
+
+    def templates_list(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        items, following = page(
+            resources.list_templates(ctx),
+            params.get("cursor"),
+            kind="templates",
+            size=profile.page_size,
+        )
+        return {"resourceTemplates": items, **({"nextCursor": following} if following else {})}
+
+    # Per caller (the tools are the caller's catalog), fresh for a deployment's lifetime.
+    listing = CacheHint(profile.list_ttl_ms, "private")
+    methods = {
+        "tools/list": Method(bound(tools_list), listing),
+        "tools/call": Method(bound(tools_call)),
+    }
+    capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+    if profile.resources:
+        capabilities["resources"] = {"subscribe": False, "listChanged": False}
+        methods["resources/templates/list"] = Method(
+            bound(templates_list), CacheHint(profile.list_ttl_ms, "public")
+        )
+        # Objects change with every transition: never fresh, and per caller.
+        methods["resources/list"] = Method(
+            bound(lambda ctx, params: resources.list_resources(ctx, params.get("cursor"))),
+            CacheHint(0, "private"),
+        )
+        methods["resources/read"] = Method(
+            bound(lambda ctx, params: resources.read_resource(ctx, params.get("uri"))),
+            CacheHint(0, "private"),
+        )
+    return Server(
+        server_info={
+            "name": "django-affordances",
+            "title": profile.title,
+            "version": _package_version(),
+        },
+        capabilities=capabilities,
+        instructions=profile.instructions,
+        methods=methods,
+        discover_ttl_ms=profile.list_ttl_ms,
+    )

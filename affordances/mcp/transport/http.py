@@ -1,0 +1,173 @@
+"""The HTTP side of an MCP endpoint: Streamable HTTP answering plain JSON, stateless.
+
+HTTP concerns live here — method, Origin, size, credentials, media types — in the order
+the spec lists them, each answered with a JSON-RPC error body. Everything after that is
+the :class:`~affordances.mcp.transport.server.Server`'s. No session is kept or issued:
+any worker of a multi-process server answers any request. Subclasses say who the caller
+is (:meth:`StreamableHttpView.authenticate`) and which server answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse
+from django.utils.cache import patch_vary_headers
+from django.utils.decorators import method_decorator
+from django.views import View
+from django.views.decorators.csrf import csrf_exempt
+
+from affordances.mcp.transport import jsonrpc
+from affordances.mcp.transport.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonRpcError
+from affordances.mcp.transport.server import Reply, Server
+
+__all__ = ["MAX_REQUEST_BYTES", "NotAuthenticated", "StreamableHttpView"]
+
+logger = logging.getLogger(__name__)
+
+# One JSON-RPC message is small; anything near this is a mistake or an attack.
+MAX_REQUEST_BYTES = 1024 * 1024
+
+_CORS_HEADERS = (
+    "Authorization, Content-Type, Accept, MCP-Protocol-Version, Mcp-Method, Mcp-Name, "
+    "Mcp-Session-Id, Last-Event-ID"
+)
+
+
+class NotAuthenticated(Exception):
+    """Credentials were sent but are not valid (401 with ``error="invalid_token"``)."""
+
+
+def _error(status: int, message: str, *, code: int = INVALID_REQUEST) -> HttpResponse:
+    return _json(status, jsonrpc.error_response(None, JsonRpcError(code, message)))
+
+
+def _json(status: int, body: dict[str, Any]) -> HttpResponse:
+    response = HttpResponse(jsonrpc.dumps(body), status=status, content_type="application/json")
+    # Answers depend on the caller and on the objects' state: no cache may keep them.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _accepts_json(accept: str) -> bool:
+    ranges = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return bool(ranges & {"application/json", "application/*", "*/*"})
+
+
+@method_decorator(csrf_exempt, name="dispatch")  # bearer tokens, not cookies
+class StreamableHttpView(View):
+    """One JSON-RPC message in, one JSON answer out."""
+
+    max_request_bytes: int = MAX_REQUEST_BYTES
+    # Unmatched URLs below this endpoint answer problem documents (see the REST face).
+    affordances_problem_documents = True
+
+    def server(self) -> Server:
+        raise NotImplementedError
+
+    def allowed_origins(self) -> Iterable[str]:
+        """Origins besides the server's own that may call the endpoint."""
+        return ()
+
+    def authenticate(self, request: HttpRequest) -> tuple[Any, Any] | None:
+        """``(user, request)`` for valid credentials, None for none; raise
+        :class:`NotAuthenticated` for invalid ones. The request returned is the one
+        handlers get (a DRF request, say)."""
+        raise NotImplementedError
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        origin = request.headers.get("Origin")
+        # DNS rebinding: a page on another origin must not drive a local server.
+        if origin is not None and not self._origin_allowed(request, origin):
+            return _error(403, "Forbidden: this Origin may not call the MCP endpoint.")
+        if request.method == "OPTIONS":
+            response = HttpResponse(status=204)
+            response["Allow"] = "POST, OPTIONS"
+        elif request.method != "POST":
+            # No standalone SSE stream (GET) and no sessions to end (DELETE).
+            response = _error(405, "Method Not Allowed: send each JSON-RPC message as a POST.")
+            response["Allow"] = "POST, OPTIONS"
+        else:
+            response = self._post(request)
+        if origin is not None:
+            self._cors(request, response, origin)
+        return response
+
+    def _origin_allowed(self, request: HttpRequest, origin: str) -> bool:
+        own = f"{request.scheme}://{request.get_host()}"
+        allowed = {own.lower(), *(str(o).rstrip("/").lower() for o in self.allowed_origins())}
+        return origin.rstrip("/").lower() in allowed
+
+    def _cors(self, request: HttpRequest, response: HttpResponse, origin: str) -> None:
+        # Browser-based hosts (e.g. the MCP Inspector's direct mode) need these.
+        patch_vary_headers(response, ["Origin"])
+        response["Access-Control-Allow-Origin"] = origin
+        if request.method == "OPTIONS":
+            response["Access-Control-Allow-Methods"] = "POST"
+            response["Access-Control-Allow-Headers"] = request.headers.get(
+                "Access-Control-Request-Headers", _CORS_HEADERS
+            )
+            response["Access-Control-Max-Age"] = "600"
+
+    def _post(self, request: HttpRequest) -> HttpResponse:
+        too_large = _error(413, f"Request body too large: at most {self.max_request_bytes} bytes.")
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return _error(400, "Invalid Content-Length.")
+        # Refused before the credentials are checked or a byte is read.
+        if declared > self.max_request_bytes:
+            return too_large
+
+        try:
+            authenticated = self.authenticate(request)
+        except NotAuthenticated:
+            # One message for every invalid credential: which one failed is not said.
+            return self._unauthorized("the access token is invalid or expired.", invalid=True)
+        if authenticated is None:
+            return self._unauthorized("Send Authorization: Bearer <access token>.")
+        user, handler_request = authenticated
+
+        try:
+            body = request.body
+        except RequestDataTooBig:
+            return too_large
+        if len(body) > self.max_request_bytes:
+            return too_large
+        if body and request.content_type != "application/json":
+            return _error(415, "Unsupported Media Type: send application/json.")
+        accept = request.headers.get("Accept")
+        if accept and not _accepts_json(accept):
+            return _error(406, "Not Acceptable: this endpoint answers application/json.")
+
+        try:
+            message = jsonrpc.parse(body)
+        except JsonRpcError as error:
+            # Before the message is understood there is no revision: plain 400.
+            return _json(400, jsonrpc.error_response(error.id, error))
+
+        try:
+            reply = self.server().dispatch(
+                message, headers=request.headers, request=handler_request, user=user
+            )
+        except Exception:
+            logger.exception("MCP %s failed", message.method)
+            failure = JsonRpcError(INTERNAL_ERROR, "Internal error")
+            reply = Reply(500, jsonrpc.error_response(message.id, failure))
+        if reply.body is None:
+            response = HttpResponse(status=reply.status)
+            del response["Content-Type"]  # 202: no body, so no media type
+            return response
+        return _json(reply.status, reply.body)
+
+    def _unauthorized(self, detail: str, *, invalid: bool = False) -> HttpResponse:
+        response = _error(401, f"Unauthorized: {detail}")
+        challenge = 'Bearer realm="mcp"'
+        if invalid:
+            # RFC 6750 §3: say the token was the problem; no error code when none was sent.
+            challenge += ', error="invalid_token"'
+        response["WWW-Authenticate"] = challenge
+        return response

@@ -1,0 +1,82 @@
+"""The REST face: DRF serializers, viewsets, renderers and the OpenAPI hook.
+
+Everything a project wires is importable from here::
+
+    from affordances.rest import AffordancesMixin, ResourceRouter, ResourceViewSet
+
+Names are loaded on first use: DRF imports the configured renderer classes while
+``rest_framework.views`` is itself being imported, so this package must not import
+its views eagerly.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from affordances.rest.browsable import AffordancesBrowsableAPIRenderer
+    from affordances.rest.exceptions import (
+        ProblemResponsesMixin,
+        not_found_view,
+        problem_exception_handler,
+    )
+    from affordances.rest.renderers import HAL_FORMS_MEDIA_TYPE, HalFormsRenderer
+    from affordances.rest.routers import ResourceRouter
+    from affordances.rest.serializers import AffordancesMixin
+    from affordances.rest.views import EntryPointView, OperationDetailView, OperationListView
+    from affordances.rest.viewsets import (
+        CreateResourceMixin,
+        ListResourceMixin,
+        ResourceMixin,
+        ResourceViewSet,
+        RetrieveResourceMixin,
+        TransitionActionsMixin,
+    )
+
+_EXPORTS = {
+    "AffordancesBrowsableAPIRenderer": "browsable",
+    "AffordancesMixin": "serializers",
+    "CreateResourceMixin": "viewsets",
+    "EntryPointView": "views",
+    "HAL_FORMS_MEDIA_TYPE": "renderers",
+    "HalFormsRenderer": "renderers",
+    "ListResourceMixin": "viewsets",
+    "OperationDetailView": "views",
+    "OperationListView": "views",
+    "ProblemResponsesMixin": "exceptions",
+    "ResourceMixin": "viewsets",
+    "ResourceRouter": "routers",
+    "ResourceViewSet": "viewsets",
+    "RetrieveResourceMixin": "viewsets",
+    "TransitionActionsMixin": "viewsets",
+    "not_found_view": "exceptions",
+    "problem_exception_handler": "exceptions",
+}
+
+__all__ = [
+    "HAL_FORMS_MEDIA_TYPE",
+    "AffordancesBrowsableAPIRenderer",
+    "AffordancesMixin",
+    "CreateResourceMixin",
+    "EntryPointView",
+    "HalFormsRenderer",
+    "ListResourceMixin",
+    "OperationDetailView",
+    "OperationListView",
+    "ProblemResponsesMixin",
+    "ResourceMixin",
+    "ResourceRouter",
+    "ResourceViewSet",
+    "RetrieveResourceMixin",
+    "TransitionActionsMixin",
+    "not_found_view",
+    "problem_exception_handler",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{module}"), name)

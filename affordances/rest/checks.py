@@ -1,0 +1,95 @@
+"""System checks of the REST face: what would silently break its links and documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import apps
+from django.core import checks
+from django.urls import NoReverseMatch, reverse
+from rest_framework.settings import api_settings
+
+from affordances.catalog import get_catalog
+from affordances.rest.renderers import HalFormsRenderer
+
+__all__ = ["check_rest_face"]
+
+
+@checks.register(checks.Tags.urls)
+def check_rest_face(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    try:
+        catalog = get_catalog()
+    except Exception:  # the core's checks report a catalog that cannot be built
+        return []
+    messages = [*_check_routes(catalog), *_check_renderers(), *_check_schema_class()]
+    return messages
+
+
+def _reverses(name: str, **kwargs: Any) -> bool:
+    try:
+        reverse(name, kwargs=kwargs or None)
+    except NoReverseMatch:
+        return False
+    return True
+
+
+def _check_routes(catalog: Any) -> list[checks.CheckMessage]:
+    """W004: a registered model whose routes do not reverse (targets would be null)."""
+    messages: list[checks.CheckMessage] = []
+    for resource in catalog.resources:
+        missing = [
+            name
+            for name in (f"{resource.basename}-list", f"{resource.basename}-detail")
+            if not _reverses(name, **({"pk": 1} if name.endswith("-detail") else {}))
+        ]
+        missing += [
+            f"{resource.basename}-{op.method_name}"
+            for op in catalog.transitions_for(resource.model)
+            if not _reverses(f"{resource.basename}-{op.method_name}", pk=1)
+        ]
+        if missing:
+            messages.append(
+                checks.Warning(
+                    f"{resource.options.label}: no URL named {', '.join(missing)}. "
+                    "Affordance targets, links and MCP resource URIs would be null.",
+                    hint="Register its viewset with affordances.rest.ResourceRouter, or "
+                    f'with basename="{resource.basename}" (the registration\'s BASENAME).',
+                    id="affordances.W004",
+                )
+            )
+    return messages
+
+
+def _check_renderers() -> list[checks.CheckMessage]:
+    """W005: HAL-FORMS is part of the REST face; without its renderer clients get 406."""
+    renderers: list[Any] = list(api_settings.DEFAULT_RENDERER_CLASSES)  # classes, not paths
+    if any(issubclass(cls, HalFormsRenderer) for cls in renderers):
+        return []
+    return [
+        checks.Warning(
+            "REST_FRAMEWORK['DEFAULT_RENDERER_CLASSES'] has no HAL-FORMS renderer: "
+            "Accept: application/prs.hal-forms+json answers 406 (and interface C reads "
+            "nothing).",
+            hint='Add "affordances.rest.renderers.HalFormsRenderer" after the JSON renderer.',
+            id="affordances.W005",
+        )
+    ]
+
+
+def _check_schema_class() -> list[checks.CheckMessage]:
+    """W006: drf-spectacular installed but not DRF's schema class."""
+    if not apps.is_installed("drf_spectacular"):
+        return []
+    from drf_spectacular.openapi import AutoSchema
+
+    schema_class: Any = api_settings.DEFAULT_SCHEMA_CLASS  # imported: a class, not a path
+    if isinstance(schema_class, type) and issubclass(schema_class, AutoSchema):
+        return []
+    return [
+        checks.Warning(
+            "drf_spectacular is installed but REST_FRAMEWORK['DEFAULT_SCHEMA_CLASS'] is not "
+            "its AutoSchema: the OpenAPI document cannot be generated.",
+            hint='Set "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema".',
+            id="affordances.W006",
+        )
+    ]

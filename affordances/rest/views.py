@@ -1,0 +1,113 @@
+"""The catalog endpoints of the REST face: the entry point and the operation catalog."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import NoReverseMatch, reverse
+from django.utils.cache import patch_cache_control, patch_vary_headers
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from affordances.catalog import get_catalog
+from affordances.names import ENTRY_POINT_URL_NAME
+from affordances.problems import Problem
+from affordances.rest.exceptions import ProblemResponsesMixin
+
+__all__ = [
+    "EntryPointView",
+    "OperationDetailView",
+    "OperationListView",
+    "ProblemSerializer",
+    "vary_private",
+]
+
+
+def vary_private(response: Response) -> Response:
+    """The body depends on who asks: shared caches must not serve it to someone else."""
+    patch_vary_headers(response, ["Authorization", "Cookie"])
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
+
+
+def if_none_match(header: str, etag: str) -> bool:
+    """If-None-Match: a list of (weak-compared) tags, or * for any representation."""
+    tags = {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()}
+    return "*" in tags or etag in tags
+
+
+class ProblemSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    code = serializers.CharField()
+    detail = serializers.CharField()
+    reason = serializers.CharField(required=False)
+    # DRF pops declared fields off the class, so this does not shadow Serializer.errors;
+    # the stubs cannot know that.
+    errors = serializers.DictField(required=False)  # type: ignore[assignment]
+    current = serializers.DictField(required=False)
+
+
+class EntryPointView(ProblemResponsesMixin, APIView):
+    """``GET /api/``: links to every registered collection and to the catalog."""
+
+    @extend_schema(
+        operation_id="entry_point", responses={200: OpenApiResponse(description="Links.")}
+    )
+    def get(self, request: Request) -> Response:
+        links: dict[str, Any] = {"self": {"href": request.build_absolute_uri()}}
+        for resource in get_catalog().resources:
+            try:
+                path = reverse(f"{resource.basename}-list")
+            except NoReverseMatch:
+                continue
+            links[resource.plural] = {"href": request.build_absolute_uri(path)}
+        links["operations"] = {"href": request.build_absolute_uri(reverse("operation-list"))}
+        return vary_private(Response({"_links": links}))
+
+
+class OperationListView(ProblemResponsesMixin, APIView):
+    """The caller's operation catalog (SPEC §4): stable, cacheable, deterministic."""
+
+    @extend_schema(
+        operation_id="operations_list",
+        responses={200: OpenApiResponse(description="The operation catalog.")},
+    )
+    def get(self, request: Request) -> Response:
+        catalog = get_catalog()
+        operations = catalog.for_user(request.user)
+        etag = catalog.etag(operations)
+        if if_none_match(request.headers.get("If-None-Match", ""), etag):
+            response = Response(status=status.HTTP_304_NOT_MODIFIED)
+        else:
+            response = Response({"operations": [catalog.documents[op.name] for op in operations]})
+        response["ETag"] = etag
+        return vary_private(response)
+
+
+class OperationDetailView(ProblemResponsesMixin, APIView):
+    """One catalog entry, by name or URN; unknown and not permitted look the same."""
+
+    @extend_schema(
+        operation_id="operations_retrieve",
+        responses={
+            200: OpenApiResponse(description="One operation."),
+            404: ProblemSerializer,
+        },
+    )
+    def get(self, request: Request, ident: str) -> Response:
+        catalog = get_catalog()
+        operation = catalog.lookup(ident)
+        if operation is None or not operation.permits(request.user):
+            raise Problem.not_found()
+        etag = catalog.etag([operation])
+        if if_none_match(request.headers.get("If-None-Match", ""), etag):
+            response = Response(status=status.HTTP_304_NOT_MODIFIED)
+        else:
+            response = Response(catalog.documents[operation.name])
+        response["ETag"] = etag
+        return vary_private(response)

@@ -1,0 +1,397 @@
+"""The REST face of a registered model: small viewset mixins over the one read path.
+
+A viewset names its ``model``; everything else — the visible objects, the serializer,
+filters, ordering and paging — comes from the model's registration in
+``AFFORDANCES["MODELS"]``, so REST lists exactly what MCP lists and ``perform`` may act
+on. Compose the mixins as DRF's own (``ResourceViewSet`` has them all), and narrow
+``get_queryset`` further if a view needs to (call ``super()``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db import models
+from django.http import Http404, QueryDict
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.metadata import BaseMetadata, SimpleMetadata
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
+
+from affordances import reads
+from affordances.arguments import NoArguments
+from affordances.catalog import get_catalog
+from affordances.encoding import jsonable
+from affordances.execution import Outcome, may_create, perform, perform_create
+from affordances.models import interface_of
+from affordances.operations import Operation, transition_method_names
+from affordances.problems import Problem
+from affordances.resources import Resource
+from affordances.rest.exceptions import ProblemResponsesMixin
+from affordances.rest.views import ProblemSerializer, vary_private
+
+__all__ = [
+    "CreateResourceMixin",
+    "ListResourceMixin",
+    "ResourceMixin",
+    "ResourceViewSet",
+    "RetrieveResourceMixin",
+    "TransitionActionsMixin",
+]
+
+_IF_MATCH = re.compile(r'^\s*"(\d{1,19})"\s*$')
+# Query parameters of a list that are not filters.
+PAGE_PARAM = "page"
+PAGE_SIZE_PARAM = "page_size"
+_NOT_FILTERS = {PAGE_PARAM, PAGE_SIZE_PARAM, "format", "affordances"}
+
+
+class HiddenRoute(Http404):
+    """A route of an operation the caller may not use.
+
+    Left to Django (not rendered by DRF), so it answers exactly what a URL that matches
+    no route answers: the project's ``handler404``, with its headers.
+    """
+
+
+def _caller(request: Request) -> Any:
+    """The authenticated user, or None when authentication fails (no exception here)."""
+    try:
+        return request.user
+    except exceptions.APIException:
+        return None
+
+
+def _body(request: Request) -> dict[str, Any]:
+    try:
+        data = request.data  # DRF raises ParseError (→ malformed_request) on bad JSON
+    except RecursionError:
+        # json refuses nesting deeper than the interpreter's recursion limit.
+        raise Problem.malformed("The request body is nested too deeply.") from None
+    if isinstance(data, QueryDict):
+        # A form post (browsable API): single values, without the CSRF token.
+        return {k: v for k, v in data.items() if k != "csrfmiddlewaretoken" and v != ""}
+    if not isinstance(data, dict):
+        raise Problem.malformed("The request body must be a JSON object.")
+    return data
+
+
+def _if_match(request: Request) -> int | None:
+    header = request.headers.get("If-Match")
+    if header is None or header.strip() == "*":
+        return None
+    match = _IF_MATCH.match(header)
+    if match is None:
+        raise Problem.malformed('If-Match must be a quoted version, like "3", or *.')
+    return int(match.group(1))
+
+
+def _answer(outcome: Outcome) -> Response:
+    response = Response(outcome.body, status=outcome.status)
+    version = outcome.body.get("version")
+    if version is not None:
+        response["ETag"] = f'"{version}"'
+    if outcome.replayed:
+        response["Idempotent-Replayed"] = "true"
+    return response
+
+
+class ResourceMetadata(SimpleMetadata):
+    """OPTIONS: describes POST on a collection only to a caller who may create."""
+
+    def determine_actions(self, request: Request, view: Any) -> dict[str, Any]:
+        actions = super().determine_actions(request, view)
+        may = getattr(view, "_may_create", None)
+        if not getattr(view, "detail", False) and (may is None or not may()):
+            actions.pop("POST", None)
+        return actions
+
+
+class ResourceMixin(ProblemResponsesMixin):
+    """The registration of ``model`` as the view's queryset, serializer and lookup."""
+
+    metadata_class: str | type[BaseMetadata] | None = ResourceMetadata
+
+    model: type[models.Model]
+    # Any id reaches the view, so a malformed one is the core's not_found (a problem
+    # document), not an unmatched URL.
+    lookup_value_regex = "[^/]+"
+
+    request: Request
+    kwargs: dict[str, Any]
+
+    @property
+    def resource(self) -> Resource:
+        resource = get_catalog().resource_for(self.model)
+        if resource is None:
+            raise LookupError(f"{self.model._meta.label} is not in AFFORDANCES['MODELS'].")
+        return resource
+
+    def get_queryset(self) -> models.QuerySet[Any]:
+        return reads.visible(self.resource, self.request.user)
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
+        return self._representation_class()
+
+    def _representation_class(self) -> type[serializers.BaseSerializer[Any]]:
+        serializer_class = self.resource.serializer_class
+        if serializer_class is None:
+            raise LookupError(f"{self.model._meta.label} has no SERIALIZER in AFFORDANCES.")
+        return serializer_class
+
+    def get_object(self) -> Any:
+        lookup = self.kwargs.get("pk")
+        instance = self.get_queryset().filter(pk=self.resource.parse_pk(lookup)).first()
+        if instance is None:
+            raise Problem.not_found()
+        self.check_object_permissions(self.request, instance)  # type: ignore[attr-defined]
+        return instance
+
+    def represent(self, instance: Any) -> dict[str, Any]:
+        """The resource representation of ``instance`` for this request's caller."""
+        # Whatever the action's input serializer is, the answer is the resource itself.
+        context = self.get_serializer_context()  # type: ignore[attr-defined]
+        return jsonable(self._representation_class()(instance, context=context).data)
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        return vary_private(response)
+
+
+class ListResourceMixin:
+    """``GET`` the collection: one page of what the caller may see (the one read path)."""
+
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        resource: Resource = self.resource  # type: ignore[attr-defined]
+        params = request.query_params
+        page = reads.list_page(
+            resource,
+            request.user,
+            filters={k: v for k, v in params.items() if k not in _NOT_FILTERS},
+            page=params.get(PAGE_PARAM, 1),
+            size=params.get(PAGE_SIZE_PARAM),
+            request=request,
+        )
+        serializer = self.get_serializer(page.objects, many=True)  # type: ignore[attr-defined]
+        url = request.build_absolute_uri()
+        following = replace_query_param(url, PAGE_PARAM, page.number + 1) if page.has_next else None
+        previous = None
+        if page.has_previous:
+            previous = (
+                remove_query_param(url, PAGE_PARAM)
+                if page.number == 2
+                else replace_query_param(url, PAGE_PARAM, page.number - 1)
+            )
+        return Response(
+            {
+                "count": page.count,
+                "next": following,
+                "previous": previous,
+                "results": serializer.data,
+            }
+        )
+
+
+class RetrieveResourceMixin:
+    """``GET`` one object, with its version as a strong ``ETag``."""
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        instance = self.get_object()  # type: ignore[attr-defined]
+        data = self.get_serializer(instance).data  # type: ignore[attr-defined]
+        response = Response(data)
+        version = data.get("version") if isinstance(data, dict) else None
+        if version is not None:
+            response["ETag"] = f'"{version}"'
+        return response
+
+
+class CreateResourceMixin:
+    """``POST`` the collection: the model's ``@creates`` operation, through ``perform_create``.
+
+    A caller who may not create — or a model with nothing to create — gets the core's
+    answer for both, 405 without ``POST`` in ``Allow``, so the capability does not show.
+    """
+
+    request: Any
+
+    def _create_operation(self) -> Operation | None:
+        return get_catalog().create_for(self.model)  # type: ignore[attr-defined]
+
+    def _may_create(self) -> bool:
+        operation = self._create_operation()
+        return operation is not None and operation.permits(_caller(self.request))
+
+    def get_serializer_class(self) -> Any:
+        # "metadata" is DRF's OPTIONS, which describes POST with a cloned POST request.
+        operation = self._create_operation()
+        action_name = getattr(self, "action", None)
+        if operation is not None and action_name in ("create", "metadata"):
+            if getattr(self.request, "method", None) == "POST":
+                return operation.input_serializer or NoArguments
+        return super().get_serializer_class()  # type: ignore[misc]
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        operation = self._create_operation()
+        may_create(operation, request.user)  # before the body is read
+        assert operation is not None
+        outcome = perform_create(
+            operation=operation,
+            user=request.user,
+            arguments=_body(request),
+            via=interface_of(request.META),
+            represent=self.represent,  # type: ignore[attr-defined]
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        response = _answer(outcome)
+        if outcome.body.get("url"):
+            response["Location"] = outcome.body["url"]
+        return response
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        if response.has_header("Allow") and not getattr(self, "detail", False):
+            # The collection's Allow, once the caller is known: POST only for creators.
+            if not self._may_create():
+                methods = [m.strip() for m in response["Allow"].split(",")]
+                response["Allow"] = ", ".join(m for m in methods if m != "POST")
+        return response
+
+
+class TransitionActionsMixin:
+    """``POST {detail}/{transition}/`` for every transition of the model.
+
+    The routes are made when the router asks for the viewset's extra actions, named
+    ``{basename}-{method_name}`` so affordance targets can reverse them. The URL path is
+    the method name unless ``transition_url_paths`` maps it to another: clients that
+    follow affordances never notice. A route of an operation the caller may not use
+    answers exactly as a URL that does not exist.
+    """
+
+    transition_url_paths: dict[str, str] = {}
+    model: type[models.Model]
+
+    @classmethod
+    def get_extra_actions(cls) -> list[Any]:
+        cls._install_transition_actions()
+        return super().get_extra_actions()  # type: ignore[misc]
+
+    @classmethod
+    def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
+        cls._install_transition_actions()  # also for views made without a router
+        return super().as_view(actions, **initkwargs)  # type: ignore[misc]
+
+    @classmethod
+    def _install_transition_actions(cls) -> None:
+        if "_affordances_routes" not in cls.__dict__:
+            resource = get_catalog().resource_for(cls.model)
+            names = transition_method_names(resource) if resource is not None else []
+            for method_name in names:
+                attribute = f"transition_{method_name}"
+                if attribute not in cls.__dict__:
+                    url_path = cls.transition_url_paths.get(method_name, method_name)
+                    operation = get_catalog().transition(cls.model, method_name)
+                    setattr(cls, attribute, _make_action(operation, method_name, url_path))
+            cls._affordances_routes = tuple(names)  # type: ignore[attr-defined]
+
+    def _route_operation(self) -> tuple[str | None, Operation | None]:
+        # The route's own actions, whatever the method asked (GET on a POST route too).
+        actions = getattr(self, "action_map", None) or {}
+        names = [name for name in actions.values() if name.startswith("transition_")]
+        if not names:
+            return None, None
+        method_name = names[0].removeprefix("transition_")
+        return method_name, get_catalog().transition(self.model, method_name)
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        method_name, operation = self._route_operation()
+        # Before content negotiation, permissions and throttles: none of their answers
+        # (406, 403, 429…) may tell a route the caller cannot use from a missing one.
+        if method_name is not None and (
+            operation is None or not operation.permits(_caller(request))
+        ):
+            raise HiddenRoute
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+
+    def get_extra_action_url_map(self) -> dict[str, str]:
+        """The browsable API's "Extra Actions" menu, without the caller's unknown operations."""
+        urls = super().get_extra_action_url_map()  # type: ignore[misc]
+        user = _caller(self.request)  # type: ignore[attr-defined]
+        known = {
+            op.method_name for op in get_catalog().transitions_for(self.model) if op.permits(user)
+        }
+        routes = set(getattr(type(self), "_affordances_routes", ()))
+        hidden = {
+            self.__class__(**extra.kwargs).get_view_name()  # type: ignore[attr-defined]
+            for extra in self.get_extra_actions()
+            if extra.url_name in routes and extra.url_name not in known
+        }
+        return {label: url for label, url in urls.items() if label not in hidden}
+
+    def perform_transition(self, request: Request, pk: Any, method_name: str) -> Response:
+        operation = get_catalog().transition(self.model, method_name)
+        if operation is None:
+            raise Problem.not_found()
+        outcome = perform(
+            operation=operation,
+            pk=pk,
+            user=request.user,
+            arguments=_body(request),
+            via=interface_of(request.META),
+            represent=self.represent,  # type: ignore[attr-defined]
+            expected_version=_if_match(request),
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+        return _answer(outcome)
+
+
+def _make_action(operation: Operation | None, method_name: str, url_path: str) -> Any:
+    """The action of one transition; ``operation`` is None while it is switched off."""
+    problems = {code: ProblemSerializer for code in (400, 404, 409, 412, 422)}
+
+    def handler(self: Any, request: Request, pk: Any = None) -> Response:
+        return self.perform_transition(request, pk, method_name)
+
+    # No docstring: DRF shows a view's docstring to anyone who reaches the route, and
+    # the operation's prose belongs to those who may know it (catalog, OpenAPI).
+    handler.__name__ = f"transition_{method_name}"
+    handler = action(
+        detail=True,
+        methods=["post"],
+        url_path=url_path,
+        url_name=method_name,
+        serializer_class=(operation.input_serializer if operation else None) or NoArguments,
+    )(handler)
+    if operation is None:
+        # Not in the catalog when the URLconf was loaded: not in the OpenAPI document either.
+        return extend_schema(exclude=True)(handler)
+    # After @action, which replaces the function's kwargs where spectacular keeps its own.
+    return extend_schema(
+        operation_id=operation.name,
+        summary=operation.title,
+        description=operation.description,
+        request=operation.input_serializer,
+        responses={200: operation.resource.serializer_class, **problems},
+    )(handler)
+
+
+class ResourceViewSet(
+    CreateResourceMixin,
+    TransitionActionsMixin,
+    ListResourceMixin,
+    RetrieveResourceMixin,
+    ResourceMixin,
+    viewsets.GenericViewSet,
+):
+    """A registered model on the REST face: list, detail, create and every transition.
+
+    Subclass it with ``model = YourModel``; register it with :class:`ResourceRouter`
+    (or any router, with the registration's ``BASENAME``).
+    """
