@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.core.handlers.base import BaseHandler
-from django.core.signals import setting_changed
 from django.core.handlers.wsgi import WSGIRequest
+from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.urls import reverse
 

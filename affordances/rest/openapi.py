@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from affordances.catalog import get_catalog
-from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
 from affordances.names import HAL_FORMS_MEDIA_TYPE
+from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
 
 __all__ = ["ERROR_STATUSES", "postprocess"]
 

@@ -13,7 +13,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from affordances.catalog import get_catalog
-from affordances.names import ENTRY_POINT_URL_NAME
 from affordances.problems import Problem
 from affordances.rest.exceptions import ProblemResponsesMixin
 

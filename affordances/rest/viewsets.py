@@ -231,9 +231,9 @@ class CreateResourceMixin:
         # "metadata" is DRF's OPTIONS, which describes POST with a cloned POST request.
         operation = self._create_operation()
         action_name = getattr(self, "action", None)
-        if operation is not None and action_name in ("create", "metadata"):
-            if getattr(self.request, "method", None) == "POST":
-                return operation.input_serializer or NoArguments
+        posting = getattr(self.request, "method", None) == "POST"
+        if operation is not None and action_name in ("create", "metadata") and posting:
+            return operation.input_serializer or NoArguments
         return super().get_serializer_class()  # type: ignore[misc]
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -257,11 +257,11 @@ class CreateResourceMixin:
         self, request: Request, response: Response, *args: Any, **kwargs: Any
     ) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
-        if response.has_header("Allow") and not getattr(self, "detail", False):
-            # The collection's Allow, once the caller is known: POST only for creators.
-            if not self._may_create():
-                methods = [m.strip() for m in response["Allow"].split(",")]
-                response["Allow"] = ", ".join(m for m in methods if m != "POST")
+        collection = response.has_header("Allow") and not getattr(self, "detail", False)
+        # The collection's Allow, once the caller is known: POST only for creators.
+        if collection and not self._may_create():
+            methods = [m.strip() for m in response["Allow"].split(",")]
+            response["Allow"] = ", ".join(m for m in methods if m != "POST")
         return response
 
 
