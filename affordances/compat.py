@@ -58,7 +58,7 @@ def check_spectacular() -> None:
     installed = tuple(int(part) for part in version("drf-spectacular").split(".")[:2])
     low, high = SPECTACULAR_TESTED
     if not low <= installed < high:
-        raise ImportError(f"drf-spectacular {installed} is outside the tested range {low} to {high}.")
+        raise ImportError(f"drf-spectacular {installed} is outside the tested {low} to {high}.")
     if not callable(getattr(AutoSchema, "_map_basic_serializer", None)):
         raise ImportError("drf-spectacular no longer has AutoSchema._map_basic_serializer.")
     if not isinstance(getattr(ComponentRegistry(), "_components", None), dict):

@@ -247,3 +247,101 @@ def test_a_transition_without_operation_declaration_is_w002(monkeypatch):
     # The check's own message: "Transition Widget.poke has no @operation(title=...)".
     assert _ids(messages) == ["affordances.W002"]
     assert "Widget.poke" in messages[0].msg
+
+
+# --- silent misconfigurations ----------------------------------------------------------
+
+
+def test_the_demo_has_no_rest_face_messages():
+    from affordances.rest.checks import check_rest_face
+
+    assert check_rest_face() == []
+
+
+def test_a_constraint_that_widens_whatever_it_gets_is_e007(monkeypatch):
+    widening = _replacing(
+        "cancel_order",
+        spec=dataclasses.replace(
+            get_catalog().lookup("cancel_order").spec,
+            constraints=lambda order, user: {"properties": {"reason": {"enum": ["bogus"]}}},
+        ),
+    )
+    _serve(monkeypatch, widening)
+
+    messages = check_catalog()
+
+    assert _ids(messages) == ["affordances.E007"]
+    assert "cancel_order" in messages[0].msg
+
+
+def test_a_constraint_the_probe_cannot_evaluate_is_left_to_request_time(monkeypatch):
+    def needs_a_real_order(order, user):
+        return {"properties": {"amount": {"maximum": order.customer.pk}}}
+
+    _serve(
+        monkeypatch,
+        _replacing(
+            "refund_order",
+            spec=dataclasses.replace(
+                get_catalog().lookup("refund_order").spec, constraints=needs_a_real_order
+            ),
+        ),
+    )
+    assert check_catalog() == []
+
+
+def test_a_serializer_without_url_is_w003():
+    from rest_framework import serializers
+
+    from orders.models import Order
+
+    class Bare(serializers.ModelSerializer):
+        class Meta:
+            model = Order
+            fields = ["id", "status", "version"]
+
+    import orders.serializers
+
+    orders.serializers.BareOrderSerializer = Bare  # type: ignore[attr-defined]
+    try:
+        registration = {
+            **django_settings.AFFORDANCES["MODELS"]["orders.Order"],
+            "SERIALIZER": "orders.serializers.BareOrderSerializer",
+        }
+        with _with_models({"orders.Order": registration}):
+            assert _ids(check_catalog()) == ["affordances.W003"]
+    finally:
+        del orders.serializers.BareOrderSerializer  # type: ignore[attr-defined]
+
+
+def test_routes_under_another_basename_are_w004():
+    from affordances.rest.checks import check_rest_face
+
+    registration = {**django_settings.AFFORDANCES["MODELS"]["orders.Order"], "BASENAME": "shop"}
+    with _with_models({"orders.Order": registration}):
+        messages = check_rest_face()
+    assert _ids(messages) == ["affordances.W004"]
+    assert "shop-detail" in messages[0].msg and "shop-cancel" in messages[0].msg
+
+
+def test_no_hal_forms_renderer_is_w005():
+    from affordances.rest.checks import check_rest_face
+
+    rest = {
+        **django_settings.REST_FRAMEWORK,
+        "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    }
+    with override_settings(REST_FRAMEWORK=rest):
+        assert _ids(check_rest_face()) == ["affordances.W005"]
+
+
+def test_drf_spectacular_without_its_schema_class_is_w006():
+    from affordances.rest.checks import check_rest_face
+
+    rest = {
+        key: value
+        for key, value in django_settings.REST_FRAMEWORK.items()
+        if key != "DEFAULT_SCHEMA_CLASS"
+    }
+    with override_settings(REST_FRAMEWORK=rest):
+        assert _ids(check_rest_face()) == ["affordances.W006"]

@@ -22,4 +22,7 @@ class ResourceRouter(DefaultRouter):
         resource = get_catalog().resource_for(model) if model is not None else None
         if resource is not None:
             return resource.basename
+        if model is not None:
+            # Not registered (yet): the registration's own default, the model name.
+            return str(model._meta.model_name)
         return super().get_default_basename(viewset)
