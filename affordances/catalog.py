@@ -101,6 +101,14 @@ class Catalog:
     def resource_for(self, model: type) -> Resource | None:
         return self._resources_by_model.get(model)
 
+    def registered(self, model: type) -> Resource:
+        """The registration of a model a face was given; a clear error if there is none."""
+        resource = self._resources_by_model.get(model)
+        if resource is None:
+            label = getattr(getattr(model, "_meta", None), "label", model.__name__)
+            raise LookupError(f"{label} is not in AFFORDANCES['MODELS'].")
+        return resource
+
     def etag(self, operations: list[Operation]) -> str:
         digest = hashlib.sha256()
         for op in operations:

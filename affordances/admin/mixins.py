@@ -71,10 +71,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
 
     @property
     def _resource(self) -> Resource:
-        resource = get_catalog().resource_for(self.model)
-        if resource is None:
-            raise LookupError(f"{self.model._meta.label} is not in AFFORDANCES['MODELS'].")
-        return resource
+        return get_catalog().registered(self.model)
 
     def _version(self, obj: Model) -> int:
         return int(getattr(obj, self._resource.version_field))

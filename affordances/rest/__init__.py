@@ -11,8 +11,9 @@ its views eagerly.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from affordances.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from affordances.rest.browsable import AffordancesBrowsableAPIRenderer
@@ -75,8 +76,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

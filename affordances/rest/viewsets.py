@@ -126,10 +126,7 @@ class ResourceMixin(ProblemResponsesMixin):
 
     @property
     def resource(self) -> Resource:
-        resource = get_catalog().resource_for(self.model)
-        if resource is None:
-            raise LookupError(f"{self.model._meta.label} is not in AFFORDANCES['MODELS'].")
-        return resource
+        return get_catalog().registered(self.model)
 
     def get_queryset(self) -> models.QuerySet[Any]:
         return reads.visible(self.resource, self.request.user)
