@@ -31,6 +31,7 @@ from affordances.models import interface_of
 from affordances.operations import Operation, transition_method_names
 from affordances.problems import Problem
 from affordances.resources import Resource
+from affordances.rest.documentation import document_create, document_list
 from affordances.rest.exceptions import ProblemResponsesMixin
 from affordances.rest.views import ProblemSerializer, vary_private
 
@@ -164,6 +165,19 @@ class ResourceMixin(ProblemResponsesMixin):
 class ListResourceMixin:
     """``GET`` the collection: one page of what the caller may see (the one read path)."""
 
+    model: type[models.Model]
+
+    @classmethod
+    def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
+        if "list" not in cls.__dict__ and get_catalog().resource_for(cls.model) is not None:
+            resource = get_catalog().registered(cls.model)
+
+            def list(self: Any, request: Request, *args: Any, **kwargs: Any) -> Response:
+                return ListResourceMixin.list(self, request, *args, **kwargs)
+
+            cls.list = document_list(list, resource, page=PAGE_PARAM, size=PAGE_SIZE_PARAM)  # type: ignore[method-assign]
+        return super().as_view(actions, **initkwargs)  # type: ignore[misc]
+
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         resource: Resource = self.resource  # type: ignore[attr-defined]
         params = request.query_params
@@ -216,9 +230,21 @@ class CreateResourceMixin:
     """
 
     request: Any
+    model: type[models.Model]
+
+    @classmethod
+    def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
+        operation = get_catalog().create_for(cls.model)
+        if operation is not None and "create" not in cls.__dict__:
+
+            def create(self: Any, request: Request, *args: Any, **kwargs: Any) -> Response:
+                return CreateResourceMixin.create(self, request, *args, **kwargs)
+
+            cls.create = document_create(create, operation)  # type: ignore[method-assign]
+        return super().as_view(actions, **initkwargs)  # type: ignore[misc]
 
     def _create_operation(self) -> Operation | None:
-        return get_catalog().create_for(self.model)  # type: ignore[attr-defined]
+        return get_catalog().create_for(self.model)
 
     def _may_create(self) -> bool:
         operation = self._create_operation()
