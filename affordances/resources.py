@@ -113,6 +113,8 @@ class Resource:
             return str(value)
         if isinstance(value, bool):
             raise Problem.not_found()
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # JSON Schema's integer: 1.0 is 1
         if isinstance(value, int):
             number = value
         elif isinstance(value, str) and value.isascii() and value.isdigit():

@@ -314,3 +314,39 @@ def test_may_not_create_is_the_cores_one_answer(demo) -> None:
             represent=lambda obj: {"id": obj.pk},
         )
     assert (refused.value.status, refused.value.code) == (405, "method_not_allowed")
+
+
+@pytest.mark.parametrize("order_id", ["1", " 1", 1e400, -1, True, None])
+def test_mcp_checks_a_tools_arguments_against_its_input_schema_first(demo, order_id) -> None:
+    order = demo.orders["demo-01"]
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "confirm_order", "arguments": {"orderId": order_id}},
+        }
+    ).replace("Infinity", "1e400")
+    response = Client().post(
+        "/mcp",
+        body,
+        content_type="application/json",
+        HTTP_MCP_PROTOCOL_VERSION=MCP_VERSION,
+        **_bearer(demo.users["support"]),
+    )
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["code"] == "validation_error"
+    assert "orderId" in result["structuredContent"]["errors"]
+    assert demo.order("demo-01").version == order.version
+    assert AuditRecord.objects.count() == 0
+
+
+def test_an_integral_number_is_the_integer_json_schema_says_it_is(demo) -> None:
+    pk = demo.orders["demo-01"].pk
+    result = _mcp_call(
+        Client(), "/mcp", _bearer(demo.users["support"]), "get_order", {"orderId": float(pk)}
+    )
+    assert result["isError"] is False
+    assert result["structuredContent"]["id"] == pk
