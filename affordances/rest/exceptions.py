@@ -4,6 +4,12 @@ The app's own views use :func:`problem_exception_handler` whatever the project's
 ``EXCEPTION_HANDLER`` is (see :class:`ProblemResponsesMixin`); projects may also set it
 for their other views. :func:`not_found_view` is an optional ``handler404`` for URLs
 under the app's views that match no route.
+
+A caller without valid credentials gets one answer on every URL of the app's views,
+routes that exist and routes that don't alike (:func:`unauthenticated`, before content
+negotiation, method checks or parsing): 401 rather than 404, because a client must
+learn that it has to authenticate (SPEC: anonymous → 401), and identical bytes, so the
+route set cannot be enumerated without an account.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
+from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.views.defaults import page_not_found
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -27,7 +34,13 @@ from affordances.problems import (
     title_of,
 )
 
-__all__ = ["ProblemResponsesMixin", "not_found_view", "problem_exception_handler"]
+__all__ = [
+    "ProblemResponsesMixin",
+    "caller",
+    "not_found_view",
+    "problem_exception_handler",
+    "unauthenticated",
+]
 
 _DRF_CODES: list[tuple[type[Exception], ProblemCode]] = [
     (exceptions.NotFound, ProblemCode.NOT_FOUND),
@@ -86,24 +99,112 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     return response
 
 
+def unauthenticated(exc: exceptions.APIException, challenge: str | None) -> HttpResponse:
+    """The one answer to a caller without valid credentials, on every URL of the app.
+
+    Plain bytes, not a negotiated DRF response: whatever the method, ``Accept`` or
+    ``format``, and whether the route exists or not, the answer is the same. As DRF
+    does, it is a 403 when no authentication class offers a challenge.
+    """
+    status = 401 if challenge else 403
+    detail = exc.detail.get("detail") if isinstance(exc.detail, dict) else exc.detail
+    body = {
+        "type": problem_type(ProblemCode.NOT_AUTHENTICATED),
+        "title": title_of(ProblemCode.NOT_AUTHENTICATED),
+        "status": status,
+        "code": ProblemCode.NOT_AUTHENTICATED.value,
+        "detail": str(detail) if detail else title_of(ProblemCode.NOT_AUTHENTICATED),
+    }
+    response = JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
+    if challenge:
+        response["WWW-Authenticate"] = challenge
+    patch_vary_headers(response, ["Authorization", "Cookie"])
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
+
+
+_UNSET = object()
+
+
+def caller(request: Any) -> Any:
+    """The DRF request's user; invalid credentials raise DRF's authentication errors.
+
+    A refusal that is not about credentials (a session POST without its CSRF token) is
+    DRF's to answer, later and as usual: the session's user is named here, and the
+    request forgets DRF's verdict (which made the Django request's user anonymous), so
+    DRF authenticates afresh and refuses it itself.
+    """
+    django_request = request._request
+    own = django_request.__dict__.get("user", _UNSET)
+    try:
+        return request.user
+    except (exceptions.NotAuthenticated, exceptions.AuthenticationFailed):
+        raise
+    except exceptions.APIException:
+        if own is _UNSET:
+            raise
+        django_request.user = own
+        for attribute in ("_user", "_auth", "_authenticator"):
+            request.__dict__.pop(attribute, None)
+        return own
+
+
 class ProblemResponsesMixin:
-    """An APIView of the app: its errors are problem documents without any project setting."""
+    """An APIView of the app: its errors are problem documents without any project setting,
+    and a caller without valid credentials gets :func:`unauthenticated` first."""
 
     affordances_problem_documents = True
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return problem_exception_handler
 
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        refusal = self.refuse_unauthenticated(request, *args, **kwargs)
+        if refusal is not None:
+            return refusal
+        return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+
+    def refuse_unauthenticated(
+        self, request: HttpRequest, *args: Any, **kwargs: Any
+    ) -> HttpResponse | None:
+        """:func:`unauthenticated` when the view's permissions refuse this caller for want
+        of valid credentials; None to go on (the DRF request is kept for the view)."""
+        view: Any = self
+        view.args, view.kwargs = args, kwargs
+        drf_request = view.initialize_request(request, *args, **kwargs)
+        view.request = drf_request
+        challenge = view.get_authenticate_header(drf_request)
+        try:
+            user = caller(drf_request)
+        except (exceptions.NotAuthenticated, exceptions.AuthenticationFailed) as exc:
+            return unauthenticated(exc, challenge)
+        except exceptions.APIException:
+            return None  # not about credentials: DRF answers it as usual
+        if not getattr(user, "is_authenticated", False):
+            try:
+                denied = not all(p.has_permission(drf_request, view) for p in view.get_permissions())
+            except exceptions.APIException:
+                denied = True
+            if denied:
+                return unauthenticated(exceptions.NotAuthenticated(), challenge)
+        view._affordances_request = drf_request
+        return None
+
+    def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        prepared = self.__dict__.pop("_affordances_request", None)
+        if prepared is not None and prepared._request is request:
+            return prepared  # authenticated once per request, not twice
+        return super().initialize_request(request, *args, **kwargs)  # type: ignore[misc]
+
 
 def _view_of(func: Any) -> Any:
     return getattr(func, "cls", None) or getattr(func, "view_class", None) or func
 
 
-def _under_problem_view(path: str) -> bool:
-    """Whether ``path`` lies under a URL served by one of the app's views.
-
-    Found by resolving the path's ancestors, so no URL prefix is written down here.
-    """
+def _problem_view_above(path: str) -> Any:
+    """The view function of the nearest URL above ``path`` served by one of the app's
+    views, or None. Found by resolving the path's ancestors, so no URL prefix is
+    written down here."""
     parts = [part for part in path.split("/") if part]
     while parts:
         base = "/" + "/".join(parts)
@@ -113,14 +214,30 @@ def _under_problem_view(path: str) -> bool:
             except Resolver404:
                 continue
             if getattr(_view_of(match.func), PROBLEM_DOCUMENTS_ATTRIBUTE, False):
-                return True
+                return match.func
         parts.pop()
-    return False
+    return None
+
+
+def _refusal_above(func: Any, request: HttpRequest) -> HttpResponse | None:
+    """What the view above an unmatched URL answers a caller without credentials."""
+    cls = _view_of(func)
+    if not issubclass(cls, ProblemResponsesMixin):
+        return None  # not a DRF view of the app (the MCP endpoint has its own answers)
+    view: Any = cls(**getattr(func, "initkwargs", {}))
+    view.action_map = {}  # a viewset: no action matches an unmatched URL
+    view.format_kwarg = None
+    return view.refuse_unauthenticated(request)
 
 
 def not_found_view(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """``handler404``: URLs under the app's views that match no route answer a problem."""
-    if _under_problem_view(request.path_info):
+    """``handler404``: URLs under the app's views that match no route answer a problem
+    (after the same credentials check as their neighbours that exist)."""
+    func = _problem_view_above(request.path_info)
+    if func is not None:
+        refusal = _refusal_above(func, request)
+        if refusal is not None:
+            return refusal
         body = Problem.not_found().as_dict()
         return JsonResponse(body, status=404, content_type=PROBLEM_CONTENT_TYPE)
     return page_not_found(request, exception)

@@ -32,7 +32,7 @@ from affordances.operations import Operation, transition_method_names
 from affordances.problems import Problem
 from affordances.resources import Resource
 from affordances.rest.documentation import document_create, document_list
-from affordances.rest.exceptions import ProblemResponsesMixin
+from affordances.rest.exceptions import ProblemResponsesMixin, caller
 from affordances.rest.views import ProblemSerializer, vary_private
 
 __all__ = [
@@ -54,15 +54,16 @@ _NOT_FILTERS = {PAGE_PARAM, PAGE_SIZE_PARAM, "format", "affordances"}
 class HiddenRoute(Http404):
     """A route of an operation the caller may not use.
 
-    Left to Django (not rendered by DRF), so it answers exactly what a URL that matches
-    no route answers: the project's ``handler404``, with its headers.
+    Left to Django (re-raised past DRF's exception handling), so it answers exactly what
+    a URL that matches no route answers: the project's ``handler404``, byte for byte,
+    headers included, whatever the method, ``Accept`` or ``format``.
     """
 
 
 def _caller(request: Request) -> Any:
     """The authenticated user, or None when authentication fails (no exception here)."""
     try:
-        return request.user
+        return caller(request)
     except exceptions.APIException:
         return None
 
@@ -342,6 +343,11 @@ class TransitionActionsMixin:
         ):
             raise HiddenRoute
         super().initial(request, *args, **kwargs)  # type: ignore[misc]
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, HiddenRoute):
+            raise exc  # no DRF rendering, Allow or Vary: Django's 404, as for /refundx/
+        return super().handle_exception(exc)  # type: ignore[misc]
 
     def get_extra_action_url_map(self) -> dict[str, str]:
         """The browsable API's "Extra Actions" menu, without the caller's unknown operations."""
