@@ -177,8 +177,9 @@ REST_FRAMEWORK = {
     # Token and login endpoints (config.throttling): attempts per client address.
     "DEFAULT_THROTTLE_RATES": {"auth": os.environ.get("AUTH_THROTTLE_RATE") or "20/min"},
     # Behind N reverse proxies the client address is the Nth from the right of
-    # X-Forwarded-For; unset, it is REMOTE_ADDR.
-    "NUM_PROXIES": env_int("NUM_PROXIES", 0) or None,
+    # X-Forwarded-For; 0 is REMOTE_ADDR. Never None: DRF would then take the whole
+    # X-Forwarded-For, which the client writes, as the address.
+    "NUM_PROXIES": env_int("NUM_PROXIES", 0),
 }
 
 SIMPLE_JWT = {
