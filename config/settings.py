@@ -159,7 +159,8 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework_simplejwt.authentication.JWTAuthentication",
+        # simplejwt's, with a token naming no valid user a 401 rather than a 500.
+        "config.authentication.JWTAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -186,6 +187,8 @@ SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=30),
     "REFRESH_TOKEN_LIFETIME": timedelta(days=1),
     "AUTH_HEADER_TYPES": ("Bearer",),
+    # A refresh token of a deleted or inactive user is a 401, not a 500 (simplejwt #860).
+    "TOKEN_REFRESH_SERIALIZER": "config.authentication.TokenRefreshSerializer",
 }
 
 SPECTACULAR_SETTINGS = {
