@@ -261,3 +261,32 @@ def _cache(url: str) -> dict[str, str]:
 # The rate limits count in this cache. LocMem is per process: with several workers each
 # one counts on its own, so a shared cache (redis://, db://) makes the limit exact.
 CACHES = {"default": _cache(os.environ.get("CACHE_URL") or "locmem://")}
+
+# --- Logging --------------------------------------------------------------------------
+# Django's default sends errors with DEBUG off to mail_admins only, and there are no
+# ADMINS: a 500 was logged nowhere. Everything goes to stderr instead, where gunicorn's
+# own log and the service manager collect it. WARNING by default: every traceback and
+# Django's 4xx lines (a flood of 401s or 429s shows), without the libraries' INFO chatter.
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_LEVEL = (os.environ.get("LOG_LEVEL") or "WARNING").strip().upper()
+if LOG_LEVEL not in _LOG_LEVELS:
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, not {os.environ['LOG_LEVEL']!r}."
+    )
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"},
+    },
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "formatter": "plain"},
+    },
+    # One handler, on the root: the project's loggers (affordances.*, orders.*) and
+    # Django's reach it by propagation, and pytest's caplog sees them all.
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    "loggers": {
+        # Without Django's own handlers (console only with DEBUG on, mail_admins).
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+    },
+}
