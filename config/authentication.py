@@ -36,7 +36,7 @@ _MALFORMED_ID_ERRORS = (ValueError, TypeError, DjangoValidationError)
 
 
 def _is_user_id(value: object) -> bool:
-    # simplejwt writes the id as a string (before 5.5 an int as an int); JSON true or
+    # simplejwt writes the id as a string (older versions an int as an int); JSON true or
     # 1.5 would otherwise be read as the user with pk 1.
     return isinstance(value, int | str) and not isinstance(value, bool)
 
