@@ -159,7 +159,8 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework_simplejwt.authentication.JWTAuthentication",
+        # simplejwt's, with a token naming no valid user a 401 rather than a 500.
+        "config.authentication.JWTAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -177,14 +178,17 @@ REST_FRAMEWORK = {
     # Token and login endpoints (config.throttling): attempts per client address.
     "DEFAULT_THROTTLE_RATES": {"auth": os.environ.get("AUTH_THROTTLE_RATE") or "20/min"},
     # Behind N reverse proxies the client address is the Nth from the right of
-    # X-Forwarded-For; unset, it is REMOTE_ADDR.
-    "NUM_PROXIES": env_int("NUM_PROXIES", 0) or None,
+    # X-Forwarded-For; 0 is REMOTE_ADDR. Never None: DRF would then take the whole
+    # X-Forwarded-For, which the client writes, as the address.
+    "NUM_PROXIES": env_int("NUM_PROXIES", 0),
 }
 
 SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=30),
     "REFRESH_TOKEN_LIFETIME": timedelta(days=1),
     "AUTH_HEADER_TYPES": ("Bearer",),
+    # A refresh token of a deleted or inactive user is a 401, not a 500 (simplejwt #860).
+    "TOKEN_REFRESH_SERIALIZER": "config.authentication.TokenRefreshSerializer",
 }
 
 SPECTACULAR_SETTINGS = {
@@ -257,3 +261,32 @@ def _cache(url: str) -> dict[str, str]:
 # The rate limits count in this cache. LocMem is per process: with several workers each
 # one counts on its own, so a shared cache (redis://, db://) makes the limit exact.
 CACHES = {"default": _cache(os.environ.get("CACHE_URL") or "locmem://")}
+
+# --- Logging --------------------------------------------------------------------------
+# Django's default sends errors with DEBUG off to mail_admins only, and there are no
+# ADMINS: a 500 was logged nowhere. Everything goes to stderr instead, where gunicorn's
+# own log and the service manager collect it. WARNING by default: every traceback and
+# Django's 4xx lines (a flood of 401s or 429s shows), without the libraries' INFO chatter.
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_LEVEL = (os.environ.get("LOG_LEVEL") or "WARNING").strip().upper()
+if LOG_LEVEL not in _LOG_LEVELS:
+    raise ImproperlyConfigured(
+        f"LOG_LEVEL must be one of {', '.join(_LOG_LEVELS)}, not {os.environ['LOG_LEVEL']!r}."
+    )
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(process)d] %(message)s"},
+    },
+    "handlers": {
+        "stderr": {"class": "logging.StreamHandler", "formatter": "plain"},
+    },
+    # One handler, on the root: the project's loggers (affordances.*, orders.*) and
+    # Django's reach it by propagation, and pytest's caplog sees them all.
+    "root": {"handlers": ["stderr"], "level": LOG_LEVEL},
+    "loggers": {
+        # Without Django's own handlers (console only with DEBUG on, mail_admins).
+        "django": {"handlers": [], "level": LOG_LEVEL, "propagate": True},
+    },
+}

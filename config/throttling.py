@@ -18,6 +18,8 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework_simplejwt.views import TokenObtainPairView, TokenRefreshView
 
+from config.authentication import NoStoreMixin
+
 __all__ = [
     "AuthRateThrottle",
     "ThrottledTokenObtainPairView",
@@ -41,15 +43,16 @@ class AuthRateThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
 
-class ThrottledTokenObtainPairView(TokenObtainPairView):
-    """``POST /api/token/``, rate-limited per client address."""
+class ThrottledTokenObtainPairView(NoStoreMixin, TokenObtainPairView):
+    """``POST /api/token/``, rate-limited per client address; answers are not cached."""
 
     throttle_classes = [AuthRateThrottle]
 
 
-class ThrottledTokenRefreshView(TokenRefreshView):
-    """``POST /api/token/refresh/``, rate-limited per client address."""
+class ThrottledTokenRefreshView(NoStoreMixin, TokenRefreshView):
+    """``POST /api/token/refresh/``, rate-limited per client address; answers are not cached."""
 
+    # Its serializer is SIMPLE_JWT["TOKEN_REFRESH_SERIALIZER"] (config.authentication).
     throttle_classes = [AuthRateThrottle]
 
 

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from affordances.mcp import FORMS, HYBRID, STATIC, McpView
+from config.docs import SwaggerView
 from config.throttling import (
     ThrottledTokenObtainPairView,
     ThrottledTokenRefreshView,
@@ -20,7 +21,7 @@ urlpatterns = [
     path("api/token/", ThrottledTokenObtainPairView.as_view(), name="token_obtain_pair"),
     path("api/token/refresh/", ThrottledTokenRefreshView.as_view(), name="token_refresh"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include("affordances.rest.urls")),
     path("api/", include("orders.urls")),
     path("api-auth/", include("rest_framework.urls")),

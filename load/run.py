@@ -4,8 +4,9 @@
    ``postgres://root@127.0.0.1:5432/affordances_load``), migrates, collects the static
    files, runs ``seed_demo --reset`` and adds a few hundred orders via
    ``orders.services``. The database is the load test's own: its orders are reset.
-2. Starts gunicorn with production settings (DEBUG off, a random SECRET_KEY, plain HTTP)
-   and several workers, bound to 127.0.0.1 on a free port.
+2. Starts gunicorn with the project's ``config/gunicorn.py`` and production settings
+   (DEBUG off, a random SECRET_KEY, plain HTTP) and several workers, bound to 127.0.0.1
+   on a free port.
 3. Runs locust headless (``load/locustfile.py``) for a fixed time and at most a fixed
    number of requests, and prints throughput and p50/p99 per endpoint.
 4. Checks the database against what the load generator saw (``load/checks.py``).
@@ -280,7 +281,9 @@ def prepare(args: argparse.Namespace, env: dict[str, str]) -> tuple[dict[int, st
 
 def gunicorn_command(args: argparse.Namespace, port: int) -> list[str]:
     return [
-        str(BIN / "gunicorn"), "config.wsgi:application",
+        # The project's configuration (trusted proxies: none), then this run's options.
+        str(BIN / "gunicorn"), "-c", str(ROOT / "config" / "gunicorn.py"),
+        "config.wsgi:application",
         "--bind", f"{HOST}:{port}",
         "--workers", str(args.workers),
         "--threads", str(args.threads),

@@ -44,6 +44,7 @@ SETTINGS_ENV = (
     "SECURE_PROXY_SSL_HEADER",
     "CSRF_TRUSTED_ORIGINS",
     "CACHE_URL",
+    "LOG_LEVEL",
 )
 
 # What a TLS deployment behind a reverse proxy sets (README, "Deploy").
