@@ -6,6 +6,7 @@ caller allow now. Both are checked here, once, for every face.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -61,6 +62,26 @@ class NoArguments(serializers.Serializer):
     """The input of an operation that takes no arguments besides the object it acts on."""
 
 
+# JSON's own decimal notation, ASCII digits only: Python's Decimal (and so DRF) would also
+# take "1_0", "1e1", "١٠" or "１０" as 10 (SPEC §6: money is a number or "12.50").
+_PLAIN_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+_DECIMAL_SPELLING = 'A JSON number, or a plain decimal string such as "12.50".'
+
+
+def _decimal_spelling_errors(
+    fields: Mapping[str, Any], arguments: Mapping[str, Any]
+) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    for name, field in fields.items():
+        if not isinstance(field, serializers.DecimalField) or name not in arguments:
+            continue
+        value = arguments[name]
+        spelled = isinstance(value, str) and _PLAIN_DECIMAL.fullmatch(value) is not None
+        if isinstance(value, bool) or (isinstance(value, str) and not spelled):
+            errors[name] = [_DECIMAL_SPELLING]
+    return errors
+
+
 def _json_value(value: Any) -> Any:
     if isinstance(value, datetime | date):
         return value.isoformat()
@@ -106,8 +127,9 @@ def validate_arguments(
     API names them (for the audit record). Raises ``validation_error``.
     """
     input_class = operation.input_serializer or NoArguments
-    known = set(input_class().fields) if operation.input_serializer else set()
-    errors = {name: ["Unknown argument."] for name in arguments if name not in known}
+    fields = input_class().fields if operation.input_serializer else {}
+    errors = {name: ["Unknown argument."] for name in arguments if name not in fields}
+    errors.update(_decimal_spelling_errors(fields, arguments))
     serializer = input_class(data=dict(arguments))
     if not serializer.is_valid():
         errors.update(flatten_errors(serializer.errors))

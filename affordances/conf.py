@@ -30,6 +30,10 @@ DEFAULTS: dict[str, Any] = {
     # Lists: items per page when the caller does not say, and the most it may ask for.
     "PAGE_SIZE": 50,
     "MAX_PAGE_SIZE": 200,
+    # Seconds a run waits for its object's row lock before answering 503 lock_timeout
+    # (PostgreSQL's lock_timeout, per transaction); None waits as the database does.
+    # SQLite waits its connection's "timeout" option instead.
+    "LOCK_TIMEOUT": 5,
 }
 
 MODEL_DEFAULTS: dict[str, Any] = {
@@ -84,6 +88,17 @@ class AffordancesSettings:
         if name not in DEFAULTS:
             raise AttributeError(name)
         return self._raw().get(name, DEFAULTS[name])
+
+    @property
+    def lock_timeout_ms(self) -> int | None:
+        value = self._raw().get("LOCK_TIMEOUT", DEFAULTS["LOCK_TIMEOUT"])
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ImproperlyConfigured(
+                "AFFORDANCES['LOCK_TIMEOUT'] must be a positive number of seconds or None."
+            )
+        return max(1, round(value * 1000))
 
     @property
     def models(self) -> tuple[ModelOptions, ...]:

@@ -17,11 +17,12 @@ from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import connection, models, transaction
+from django.db import DatabaseError, connection, models, transaction
 from django_fsm import TransitionNotAllowed
 
 from affordances import idempotency, reads
 from affordances.arguments import flatten_errors, validate_arguments
+from affordances.conf import settings
 from affordances.declarations import DEFAULT_STATE_REASON
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.models import AuditRecord, Interface
@@ -117,7 +118,7 @@ def perform(
         return _replay(claimed)
 
     try:
-        with _released_on_failure(claimed), transaction.atomic():
+        with _released_on_failure(claimed), _run_transaction():
             outcome = _run(
                 operation=operation,
                 pk=pk,
@@ -236,7 +237,7 @@ def perform_create(
     )
     if claimed is not None and claimed.replay:
         return _replay(claimed)
-    with _released_on_failure(claimed), transaction.atomic():
+    with _released_on_failure(claimed), _run_transaction():
         evaluation = evaluate(operation, None, user)
         assert isinstance(evaluation, Available)
         kwargs, audit_arguments = validate_arguments(operation, arguments, evaluation.constraints)
@@ -256,7 +257,8 @@ def _claim(
     if key is None:
         return None
     print_ = idempotency.fingerprint(operation=operation.urn, pk=pk, arguments=arguments)
-    return idempotency.claim(user=user, key=key, print_=print_)
+    with _lock_timeouts():  # the claim is a write of its own (SQLite: a database lock)
+        return idempotency.claim(user=user, key=key, print_=print_)
 
 
 def _replay(claimed: idempotency.Claim) -> Outcome:
@@ -278,6 +280,40 @@ def _released_on_failure(claimed: idempotency.Claim | None) -> Iterator[None]:
         raise
 
 
+def _is_lock_timeout(exc: DatabaseError) -> bool:
+    """PostgreSQL's lock_not_available (lock_timeout) or SQLite's busy timeout."""
+    cause = exc.__cause__
+    if getattr(cause, "sqlstate", None) == "55P03":
+        return True
+    return connection.vendor == "sqlite" and "database is locked" in str(exc)
+
+
+@contextmanager
+def _run_transaction() -> Iterator[None]:
+    """The one transaction of a run, its lock waits bounded by ``LOCK_TIMEOUT``.
+
+    A lock that cannot be had in time is ``lock_timeout`` (503, retryable): the run was
+    rolled back before it began, which is not a failed transition.
+    """
+    with _lock_timeouts(), transaction.atomic():
+        timeout = settings.lock_timeout_ms
+        if timeout is not None and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                # SET LOCAL: ends with this transaction, whatever the connection does next.
+                cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{timeout}ms"])
+        yield
+
+
+@contextmanager
+def _lock_timeouts() -> Iterator[None]:
+    try:
+        yield
+    except DatabaseError as exc:
+        if _is_lock_timeout(exc):
+            raise Problem.lock_timeout() from None
+        raise
+
+
 @contextmanager
 def _model_code(name: str, *, wants_current: bool) -> Iterator[None]:
     """Run the model's own code; whatever it raises becomes a problem, never a 500.
@@ -294,6 +330,11 @@ def _model_code(name: str, *, wants_current: bool) -> Iterator[None]:
         raise Problem.validation(
             flatten_errors(getattr(exc, "message_dict", exc.messages))
         ) from None
+    except DatabaseError as exc:
+        if _is_lock_timeout(exc):
+            raise Problem.lock_timeout() from None
+        logger.exception("%s failed; rolled back", name)
+        raise Problem.transition_failed(operation=name, wants_current=wants_current) from None
     except Exception:
         logger.exception("%s failed; rolled back", name)
         raise Problem.transition_failed(operation=name, wants_current=wants_current) from None
@@ -375,7 +416,7 @@ def perform_edit(
             }
         )
     pk = resource.parse_pk(pk)
-    with transaction.atomic():
+    with _run_transaction():
         instance = _locked(reads.visible(resource, user)).filter(pk=pk).first()
         if instance is None:
             raise Problem.not_found()

@@ -37,6 +37,7 @@ class ProblemCode(StrEnum):
     IDEMPOTENCY_KEY_REUSED = "idempotency_key_reused"
     IDEMPOTENCY_KEY_IN_USE = "idempotency_key_in_use"
     TRANSITION_FAILED = "transition_failed"
+    LOCK_TIMEOUT = "lock_timeout"
     NOT_AUTHENTICATED = "not_authenticated"
     PERMISSION_DENIED = "permission_denied"
     METHOD_NOT_ALLOWED = "method_not_allowed"
@@ -56,6 +57,7 @@ _TITLES: dict[ProblemCode, str] = {
     ProblemCode.IDEMPOTENCY_KEY_REUSED: "Idempotency key reused",
     ProblemCode.IDEMPOTENCY_KEY_IN_USE: "Idempotency key in use",
     ProblemCode.TRANSITION_FAILED: "Operation failed",
+    ProblemCode.LOCK_TIMEOUT: "Object busy",
     ProblemCode.NOT_AUTHENTICATED: "Not authenticated",
     ProblemCode.PERMISSION_DENIED: "Permission denied",
     ProblemCode.METHOD_NOT_ALLOWED: "Method not allowed",
@@ -88,6 +90,7 @@ class Problem(Exception):
         errors: dict[str, list[str]] | None = None,
         current: dict[str, Any] | None = None,
         wants_current: bool = False,
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(detail)
         self.status = status
@@ -99,6 +102,8 @@ class Problem(Exception):
         # 409 and 412 carry the current representation; the face that renders it
         # fills ``current`` after the transaction has been rolled back.
         self.wants_current = wants_current
+        # Seconds after which the same request may succeed (HTTP faces: Retry-After).
+        self.retry_after = retry_after
 
     @property
     def title(self) -> str:
@@ -184,6 +189,16 @@ class Problem(Exception):
             wants_current=wants_current,
         )
 
+    @classmethod
+    def lock_timeout(cls) -> Problem:
+        """Another run held the object's lock for too long: retryable, and nothing ran."""
+        return cls(
+            status=503,
+            code=ProblemCode.LOCK_TIMEOUT,
+            detail="The object is busy with another change; nothing ran. Retry shortly.",
+            retry_after=1,
+        )
+
 
 # The document of Problem.as_dict, as JSON Schema (MCP outputSchema admits it).
 PROBLEM_SCHEMA: dict[str, Any] = {
@@ -197,8 +212,8 @@ PROBLEM_SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": (
                 "not_found, stale_version, operation_not_available, validation_error, "
-                "malformed_request, idempotency_key_reused, idempotency_key_in_use or "
-                "transition_failed."
+                "malformed_request, idempotency_key_reused, idempotency_key_in_use, "
+                "transition_failed or lock_timeout (retry shortly)."
             ),
         },
         "detail": {"type": "string"},

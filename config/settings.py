@@ -170,6 +170,9 @@ REST_FRAMEWORK = {
         "affordances.rest.renderers.HalFormsRenderer",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The project's own endpoints (the token views) take JSON only, bounded in size and
+    # depth; the app's views add the browsable API's forms (without files).
+    "DEFAULT_PARSER_CLASSES": ["affordances.rest.parsers.JSONParser"],
     # The app's own views render problems anyway; this makes the project's (the token
     # endpoints) answer in the same shape.
     "EXCEPTION_HANDLER": "affordances.rest.problem_exception_handler",

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView
 
 from affordances.mcp import FORMS, HYBRID, STATIC, McpView
+from affordances.rest import SchemaView
 from config.docs import SwaggerView
 from config.throttling import (
     ThrottledTokenObtainPairView,
@@ -20,7 +20,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/token/", ThrottledTokenObtainPairView.as_view(), name="token_obtain_pair"),
     path("api/token/refresh/", ThrottledTokenRefreshView.as_view(), name="token_refresh"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    # The document differs per caller (their operations only): private, never shared.
+    path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include("affordances.rest.urls")),
     path("api/", include("orders.urls")),

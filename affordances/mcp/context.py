@@ -12,6 +12,7 @@ from affordances import reads
 from affordances.catalog import get_catalog
 from affordances.encoding import jsonable
 from affordances.mcp.transport.protocol import Revision
+from affordances.representations import plain
 from affordances.resources import Resource
 
 __all__ = ["Context"]
@@ -32,6 +33,7 @@ class Context:
     resources: bool = True
     page_size: int = 50
     _serializer_context: dict[str, Any] | None = field(default=None, repr=False)
+    _full_context: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def serializer_context(self) -> dict[str, Any]:
@@ -51,6 +53,22 @@ class Context:
         if serializer_class is None:
             return {"id": instance.pk}
         return jsonable(serializer_class(instance, context=self.serializer_context).data)
+
+    def represent_full(self, instance: models.Model) -> dict[str, Any]:
+        """With affordances whatever the profile: the body execution stores for a replay."""
+        if self.affordances:
+            return self.represent(instance)
+        resource = get_catalog().resource_for(type(instance))
+        serializer_class = resource.serializer_class if resource is not None else None
+        if serializer_class is None:
+            return {"id": instance.pk}
+        if self._full_context is None:
+            self._full_context = {"request": self.request, "format": None, "view": None}
+        return jsonable(serializer_class(instance, context=self._full_context).data)
+
+    def shaped(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A stored (full) body as this profile answers it."""
+        return body if self.affordances else plain(body)
 
     def represent_many(self, resource: Resource, instances: Any) -> list[dict[str, Any]]:
         if resource.serializer_class is None:

@@ -83,7 +83,9 @@ def api_path(request: Any, url: Any) -> tuple[str, str]:
 def send(request: Any, method: str, url: str, body: dict[str, Any] | None = None) -> Answer:
     """``method url`` as the caller, answered as HAL-FORMS (or a problem document)."""
     path, query = api_path(request, url)
-    payload = json.dumps(body).encode() if body is not None else b""
+    # UTF-8 as the agent sent it: ASCII escapes would make a body six times its size
+    # (an emoji is 12 bytes escaped) and push it past DATA_UPLOAD_MAX_MEMORY_SIZE.
+    payload = json.dumps(body, ensure_ascii=False).encode() if body is not None else b""
     environ = {
         key: value
         for key, value in request.META.items()

@@ -21,6 +21,7 @@ from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dump
 from affordances.models import Interface
 from affordances.operations import Operation
 from affordances.problems import PROBLEM_SCHEMA, Problem
+from affordances.representations import AFFORDANCE_LISTS
 
 if TYPE_CHECKING:
     from affordances.mcp.context import Context
@@ -40,8 +41,6 @@ REPLAYED_KEY = "affordances/replayed"
 
 UNKNOWN_TOOL = "Unknown tool. Call tools/list for the tools you may use."
 
-_AFFORDANCE_LISTS = ("affordances", "unavailableAffordances")
-
 
 def _without_affordance_lists(schema: Any) -> Any:
     """The plain representation's schema: the affordance lists removed wherever they sit."""
@@ -50,7 +49,7 @@ def _without_affordance_lists(schema: Any) -> Any:
         properties = cleaned.get("properties")
         if isinstance(properties, dict):
             cleaned["properties"] = {
-                name: value for name, value in properties.items() if name not in _AFFORDANCE_LISTS
+                name: value for name, value in properties.items() if name not in AFFORDANCE_LISTS
             }
         return cleaned
     if isinstance(schema, list):
@@ -146,7 +145,7 @@ class CatalogTools:
                     user=ctx.user,
                     arguments=arguments,
                     via=Interface.MCP,
-                    represent=ctx.represent,
+                    represent=ctx.represent_full,
                     idempotency_key=key,
                 )
             elif operation.is_create:
@@ -156,12 +155,12 @@ class CatalogTools:
                     user=ctx.user,
                     arguments=arguments,
                     via=Interface.MCP,
-                    represent=ctx.represent,
+                    represent=ctx.represent_full,
                     idempotency_key=key,
                 )
             else:
                 return tool_result(ctx, operation, reads.read(ctx, operation, arguments))
         except Problem as problem:
-            body = problem.as_dict(include_current=ctx.problem_current)
+            body = ctx.shaped(problem.as_dict(include_current=ctx.problem_current))
             return tool_result(ctx, operation, body, is_error=True)
-        return tool_result(ctx, operation, outcome.body, replayed=outcome.replayed)
+        return tool_result(ctx, operation, ctx.shaped(outcome.body), replayed=outcome.replayed)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     )
     from affordances.rest.renderers import HAL_FORMS_MEDIA_TYPE, HalFormsRenderer
     from affordances.rest.routers import ResourceRouter
+    from affordances.rest.schema import SchemaView
     from affordances.rest.serializers import AffordancesMixin
     from affordances.rest.views import EntryPointView, OperationDetailView, OperationListView
     from affordances.rest.viewsets import (
@@ -50,6 +51,7 @@ _EXPORTS = {
     "ResourceRouter": "routers",
     "ResourceViewSet": "viewsets",
     "RetrieveResourceMixin": "viewsets",
+    "SchemaView": "schema",
     "TransitionActionsMixin": "viewsets",
     "not_found_view": "exceptions",
     "problem_exception_handler": "exceptions",
@@ -70,6 +72,7 @@ __all__ = [
     "ResourceRouter",
     "ResourceViewSet",
     "RetrieveResourceMixin",
+    "SchemaView",
     "TransitionActionsMixin",
     "not_found_view",
     "problem_exception_handler",

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 from django.utils.cache import patch_cache_control, patch_vary_headers
@@ -33,6 +34,7 @@ from affordances.problems import (
     problem_type,
     title_of,
 )
+from affordances.rest.parsers import PARSER_CLASSES, RequestTooLarge
 
 __all__ = [
     "ProblemResponsesMixin",
@@ -55,7 +57,18 @@ _DRF_CODES: list[tuple[type[Exception], ProblemCode]] = [
     (exceptions.NotAcceptable, ProblemCode.NOT_ACCEPTABLE),
     (exceptions.UnsupportedMediaType, ProblemCode.UNSUPPORTED_MEDIA_TYPE),
     (exceptions.Throttled, ProblemCode.THROTTLED),
+    (RequestTooLarge, ProblemCode.REQUEST_TOO_LARGE),
 ]
+
+
+def _as_api_exception(exc: Exception) -> Exception:
+    """Django's refusals of a body (raised while DRF reads it) as DRF's."""
+    if isinstance(exc, RequestDataTooBig):
+        return RequestTooLarge()
+    if isinstance(exc, TooManyFieldsSent):
+        return exceptions.ParseError("The request has too many fields.")
+    return exc
+
 
 # Marks a view whose unmatched sub-URLs answer problem documents (see not_found_view).
 PROBLEM_DOCUMENTS_ATTRIBUTE = "affordances_problem_documents"
@@ -69,8 +82,11 @@ def _wants_json(context: dict[str, Any]) -> bool:
 
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF exception handler: every error of the API is a problem document."""
+    exc = _as_api_exception(exc)
     if isinstance(exc, Problem):
         response = Response(exc.as_dict(), status=exc.status)
+        if exc.retry_after is not None:
+            response["Retry-After"] = str(exc.retry_after)
     else:
         handled = exception_handler(exc, context)
         if handled is None:
@@ -154,6 +170,7 @@ class ProblemResponsesMixin:
     and a caller without valid credentials gets :func:`unauthenticated` first."""
 
     affordances_problem_documents = True
+    parser_classes = PARSER_CLASSES
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return problem_exception_handler
@@ -182,7 +199,9 @@ class ProblemResponsesMixin:
             return None  # not about credentials: DRF answers it as usual
         if not getattr(user, "is_authenticated", False):
             try:
-                denied = not all(p.has_permission(drf_request, view) for p in view.get_permissions())
+                denied = not all(
+                    p.has_permission(drf_request, view) for p in view.get_permissions()
+                )
             except exceptions.APIException:
                 denied = True
             if denied:

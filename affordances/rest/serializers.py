@@ -106,7 +106,10 @@ class AffordancesMixin:
     def to_representation(self, instance: Any) -> dict[str, Any]:
         data = super().to_representation(instance)  # type: ignore[misc]
         request = self.context.get("request")
-        if not wants_affordances(request) or self.context.get("affordances") is False:
+        # The context may decide either way (True: the stored body of a run, whatever
+        # ?affordances says); otherwise the request does.
+        asked = self.context.get("affordances")
+        if asked is False or (asked is not True and not wants_affordances(request)):
             return data
         state = self.context.get("_affordances")
         if state is None or state[0] is not type(instance):

@@ -30,9 +30,11 @@ from affordances.execution import Outcome, may_create, perform, perform_create
 from affordances.models import interface_of
 from affordances.operations import Operation, transition_method_names
 from affordances.problems import Problem
+from affordances.representations import plain
 from affordances.resources import Resource
 from affordances.rest.documentation import document_create, document_list
 from affordances.rest.exceptions import ProblemResponsesMixin, caller
+from affordances.rest.serializers import wants_affordances
 from affordances.rest.views import ProblemSerializer, vary_private
 
 __all__ = [
@@ -69,11 +71,7 @@ def _caller(request: Request) -> Any:
 
 
 def _body(request: Request) -> dict[str, Any]:
-    try:
-        data = request.data  # DRF raises ParseError (→ malformed_request) on bad JSON
-    except RecursionError:
-        # json refuses nesting deeper than the interpreter's recursion limit.
-        raise Problem.malformed("The request body is nested too deeply.") from None
+    data = request.data  # the app's parsers refuse what is not a bounded JSON or form
     if isinstance(data, QueryDict):
         # A form post (browsable API): single values, without the CSRF token.
         return {k: v for k, v in data.items() if k != "csrfmiddlewaretoken" and v != ""}
@@ -92,8 +90,9 @@ def _if_match(request: Request) -> int | None:
     return int(match.group(1))
 
 
-def _answer(outcome: Outcome) -> Response:
-    response = Response(outcome.body, status=outcome.status)
+def _answer(request: Request, outcome: Outcome) -> Response:
+    body = outcome.body if wants_affordances(request) else plain(outcome.body)
+    response = Response(body, status=outcome.status)
     version = outcome.body.get("version")
     if version is not None:
         response["ETag"] = f'"{version}"'
@@ -153,7 +152,9 @@ class ResourceMixin(ProblemResponsesMixin):
     def represent(self, instance: Any) -> dict[str, Any]:
         """The resource representation of ``instance`` for this request's caller."""
         # Whatever the action's input serializer is, the answer is the resource itself.
-        context = self.get_serializer_context()  # type: ignore[attr-defined]
+        # With its affordances whatever ?affordances says: this is also the body an
+        # idempotent replay answers, on any face (each face shapes it, see _answer).
+        context = {**self.get_serializer_context(), "affordances": True}  # type: ignore[attr-defined]
         return jsonable(self._representation_class()(instance, context=context).data)
 
     def finalize_response(
@@ -272,7 +273,7 @@ class CreateResourceMixin:
             represent=self.represent,  # type: ignore[attr-defined]
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
-        response = _answer(outcome)
+        response = _answer(request, outcome)
         if outcome.body.get("url"):
             response["Location"] = outcome.body["url"]
         return response
@@ -378,7 +379,7 @@ class TransitionActionsMixin:
             expected_version=_if_match(request),
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
-        return _answer(outcome)
+        return _answer(request, outcome)
 
 
 def _make_action(operation: Operation | None, method_name: str, url_path: str) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -186,9 +186,9 @@ def _nested(depth: int) -> bytes:
 
 @pytest.mark.parametrize("depth", [40, 1_000, 100_000])
 def test_4_deeply_nested_json_on_the_rest_face_is_a_400(unchanged: Demo, depth: int) -> None:
-    client = bearer(unchanged, "supervisor")
     pk = unchanged.orders["demo-07"].pk
-    for path in (f"/api/orders/{pk}/refund/", "/api/orders/"):
+    for role, path in (("supervisor", f"/api/orders/{pk}/refund/"), ("support", "/api/orders/")):
+        client = bearer(unchanged, role)
         response = client.post(path, _nested(depth), content_type="application/json")
         assert response.status_code == 400, path
         assert response["Content-Type"] == PROBLEM
@@ -210,7 +210,9 @@ def test_4_moderate_nesting_still_parses(unchanged: Demo) -> None:
     # The bound is generous: 20 levels are an argument error, not a parse error.
     client = bearer(unchanged, "supervisor")
     pk = unchanged.orders["demo-07"].pk
-    response = client.post(f"/api/orders/{pk}/refund/", _nested(20), content_type="application/json")
+    response = client.post(
+        f"/api/orders/{pk}/refund/", _nested(20), content_type="application/json"
+    )
     assert response.status_code == 400
     assert response.json()["code"] == "validation_error"
 
@@ -242,14 +244,20 @@ def mcp_post(demo: Demo, endpoint: str, body: bytes, role: str = "supervisor") -
     )
 
 
-def mcp_call(demo: Demo, endpoint: str, tool: str, arguments: dict[str, Any], **kw: Any) -> Any:
-    message = {
-        "jsonrpc": "2.0",
-        "id": 3,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments},
-    }
-    return mcp_post(demo, endpoint, json.dumps(message).encode(), **kw)
+def mcp_call(
+    demo: Demo,
+    endpoint: str,
+    tool: str,
+    arguments: dict[str, Any],
+    meta: dict[str, Any] | None = None,
+    **kw: Any,
+) -> Any:
+    params: dict[str, Any] = {"name": tool, "arguments": arguments}
+    if meta is not None:
+        params["_meta"] = meta
+    message = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+    # As a client sends it: UTF-8, not ASCII escapes.
+    return mcp_post(demo, endpoint, json.dumps(message, ensure_ascii=False).encode(), **kw)
 
 
 # --- 6: interface C follows URLs as Django would answer them --------------------------
@@ -345,17 +353,61 @@ def test_10_an_idempotent_replay_answers_in_the_shape_of_the_face_that_replays(
     demo: Demo,
 ) -> None:
     pk = demo.orders["demo-01"].pk
-    arguments = {"orderId": pk, "reason": "customer_request", "idempotencyKey": "k-1"}
-    first = mcp_call(demo, "/mcp/static", "cancel_order", arguments, role="support")
-    static = first.json()["result"]["structuredContent"]
-    assert "affordances" not in static
-    replay = mcp_call(demo, "/mcp", "cancel_order", arguments, role="support")
-    hybrid = replay.json()["result"]["structuredContent"]
-    assert "affordances" in hybrid
-    assert {k: v for k, v in hybrid.items() if k not in static} != {}
+    arguments = {"orderId": pk, "reason": "customer_request"}
+    meta = {"affordances/idempotencyKey": "k-1"}
+
+    def call(endpoint: str) -> dict[str, Any]:
+        response = mcp_call(demo, endpoint, "cancel_order", arguments, role="support", meta=meta)
+        result = response.json()["result"]
+        assert result["isError"] is False
+        return result
+
+    first = call("/mcp/static")
+    static = first["structuredContent"]
+    assert static["status"] == "cancelled"
+    assert "affordances" not in static and "unavailableAffordances" not in static
+    replay = call("/mcp")
+    assert replay["_meta"] == {"affordances/replayed": True}
+    hybrid = replay["structuredContent"]
+    assert set(hybrid) - set(static) == {"affordances", "unavailableAffordances"}
     assert {k: hybrid[k] for k in static} == static
-    again = mcp_call(demo, "/mcp/static", "cancel_order", arguments, role="support")
-    assert again.json()["result"]["structuredContent"] == static
+    assert call("/mcp/static")["structuredContent"] == static
+    rest = bearer(demo, "support").post(
+        f"/api/orders/{pk}/cancel/?affordances=none",
+        {"reason": "customer_request"},
+        content_type="application/json",
+        HTTP_IDEMPOTENCY_KEY="k-2",
+    )
+    assert rest.status_code == 409  # a new key: the order is cancelled now
+    assert AuditRecord.objects.filter(object_id=str(pk)).count() == 1
+
+
+def test_10_a_rest_replay_answers_in_the_shape_asked_for(demo: Demo) -> None:
+    client = bearer(demo, "support")
+    pk = demo.orders["demo-01"].pk
+
+    def cancel(query: str) -> Any:
+        return client.post(
+            f"/api/orders/{pk}/cancel/{query}",
+            {"reason": "customer_request"},
+            content_type="application/json",
+            HTTP_IDEMPOTENCY_KEY="k-1",
+        )
+
+    bare = cancel("?affordances=none")
+    assert bare.status_code == 200 and "affordances" not in bare.json()
+    full = cancel("")
+    assert full["Idempotent-Replayed"] == "true"
+    assert set(full.json()) - set(bare.json()) == {"affordances", "unavailableAffordances"}
+    hybrid = mcp_call(
+        demo,
+        "/mcp",
+        "cancel_order",
+        {"orderId": pk, "reason": "customer_request"},
+        role="support",
+        meta={"affordances/idempotencyKey": "k-1"},
+    )
+    assert hybrid.json()["result"]["structuredContent"] == full.json()
     assert AuditRecord.objects.filter(object_id=str(pk)).count() == 1
 
 
@@ -453,5 +505,3 @@ def test_11_lock_timeout_is_a_documented_problem_code() -> None:
 
     assert ProblemCode("lock_timeout")
     assert "lock_timeout" in PROBLEM_SCHEMA["properties"]["code"]["description"]
-
-

@@ -13,6 +13,8 @@ from typing import Any
 
 from rest_framework.utils.encoders import JSONEncoder
 
+from affordances.encoding import MAX_DEPTH, nesting_depth
+
 __all__ = [
     "HEADER_MISMATCH",
     "INTERNAL_ERROR",
@@ -100,6 +102,11 @@ def parse(body: bytes) -> Message:
         data = json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise JsonRpcError(PARSE_ERROR, "Parse error: the body is not JSON.") from None
+    if nesting_depth(data) > MAX_DEPTH:
+        # Refused before anything walks the message (and recurses as deep as it nests).
+        raise JsonRpcError(
+            PARSE_ERROR, f"Parse error: the body nests deeper than {MAX_DEPTH} levels."
+        )
     if isinstance(data, list):
         raise JsonRpcError(
             INVALID_REQUEST, "Invalid Request: batches are not supported; send one message."
