@@ -63,7 +63,8 @@ class NoArguments(serializers.Serializer):
 
 
 # JSON's own decimal notation, ASCII digits only: Python's Decimal (and so DRF) would also
-# take "1_0", "1e1", "١٠" or "１０" as 10 (SPEC §6: money is a number or "12.50").
+# take "1_0", "1e1", Arabic-Indic or full-width digits as 10 (SPEC §6: money is a JSON
+# number or a string such as "12.50").
 _PLAIN_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 _DECIMAL_SPELLING = 'A JSON number, or a plain decimal string such as "12.50".'
 

@@ -22,7 +22,10 @@ __all__ = ["SchemaView"]
 
 @extend_schema(exclude=True)
 class SchemaView(SpectacularAPIView):
-    """Mount it where ``SpectacularAPIView`` would go: ``path("api/schema/", SchemaView.as_view())``."""
+    """Mount it where ``SpectacularAPIView`` would go::
+
+    path("api/schema/", SchemaView.as_view(), name="schema")
+    """
 
     def finalize_response(
         self, request: Request, response: Response, *args: Any, **kwargs: Any
