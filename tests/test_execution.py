@@ -755,14 +755,14 @@ RAW_BODIES = {
         "support",
         "demo-01",
         "cancel",
-        json.dumps({"reason": _nested(60)}),
+        json.dumps({"reason": _nested(20)}),
         "validation_error",
     ),
     "note nested": (
         "support",
         "demo-01",
         "cancel",
-        json.dumps({"reason": "customer_request", "note": _nested(60)}),
+        json.dumps({"reason": "customer_request", "note": _nested(20)}),
         "validation_error",
     ),
     "deeply nested array": (

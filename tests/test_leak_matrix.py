@@ -557,6 +557,73 @@ def observe_admin_catalog(o: Observer, seen: Seen) -> None:
     seen.shown = {name for name in OPERATIONS if f'id="operation-{name}"' in body}
 
 
+# Every Accept value the project renders, and what a browser or a caching client sends.
+ACCEPTS = (
+    "application/json",
+    HAL,
+    "text/html",
+    "application/problem+json",
+    "application/xml",
+    "*/*",
+)
+
+
+def wire_of(response: Any) -> Answer:
+    """Status, every header, body: nothing a client could tell two answers apart by."""
+    return response.status_code, tuple(sorted(response.headers.items())), response.content
+
+
+def observe_browsable(o: Observer, seen: Seen) -> None:
+    """The browsable API as a logged-in browser sees it: list, details, action routes."""
+    seen.can_show = frozenset({"list_orders", "get_order", *TRANSITIONS})
+    seen.probe_shows = frozenset(TRANSITIONS)
+    seen.per_object = {}
+    seen.per_object_ops = frozenset(TRANSITIONS)
+    listing = seen.add(o.browser.get("/api/orders/?format=api"))
+    seen.facts.append(("the browsable list answers 200", listing.status_code == 200))
+    if listing.status_code == 200 and b"<html" in listing.content:
+        seen.shown.add("list_orders")
+    for pk in o.visible:
+        page = seen.add(o.browser.get(f"/api/orders/{pk}/", HTTP_ACCEPT="text/html"))
+        seen.facts.append((f"order {pk}'s page answers 200", page.status_code == 200))
+        if page.status_code == 200:
+            seen.shown.add("get_order")
+        text = page.content.decode()
+        seen.per_object[str(pk)] = frozenset(name for name in TRANSITIONS if name in text)
+    seen.shown |= set().union(*seen.per_object.values())
+    for name, verb in TRANSITIONS.items():
+        pk = o.probe_pk(name)
+        asked = seen.add(o.browser.get(f"/api/orders/{pk}/{verb}/?format=api"))
+        made_up = seen.add(o.browser.get(f"/api/orders/{pk}/{verb}x/?format=api"))
+        seen.probes[name] = [(wire_of(asked), wire_of(made_up))]
+        if asked.status_code == 405:
+            seen.shown.add(name)
+
+
+def observe_accept_and_options(o: Observer, seen: Seen) -> None:
+    """Each action route under every Accept, and OPTIONS, against a made-up route."""
+    seen.can_show = seen.probe_shows = frozenset(TRANSITIONS)
+    for name, verb in TRANSITIONS.items():
+        pk = o.probe_pk(name)
+        route, made_up = f"/api/orders/{pk}/{verb}/", f"/api/orders/{pk}/{verb}x/"
+        probes = []
+        for accept in ACCEPTS:
+            body = VALID_ARGUMENTS[name]
+            headers = {"Accept": accept, "If-Match": f'"{STALE}"'}
+            asked = seen.add(o.post(route, body, **headers))
+            probes.append((wire_of(asked), wire_of(o.post(made_up, body, **headers))))
+            seen.facts.append((f"{verb} under {accept} is no 500", asked.status_code < 500))
+        options = seen.add(o.api.options(route))
+        probes.append((wire_of(options), wire_of(o.api.options(made_up))))
+        seen.probes[name] = probes
+        # A capable caller's stale If-Match is refused with 412 under any Accept it can
+        # be answered in.
+        if any(asked[0] == 412 for asked, _ in probes):
+            seen.shown.add(name)
+    detail = seen.add(o.api.options(f"/api/orders/{o.visible[0]}/"))
+    seen.facts.append(("OPTIONS on an order answers 200", detail.status_code == 200))
+
+
 FACES: dict[str, Callable[[Observer, Seen], None]] = {
     "catalog-list": observe_catalog_list,
     "catalog-detail": observe_catalog_detail,
@@ -573,6 +640,8 @@ FACES: dict[str, Callable[[Observer, Seen], None]] = {
     "admin-change": observe_admin_change,
     "admin-operation-form": observe_admin_operation_form,
     "admin-catalog": observe_admin_catalog,
+    "browsable-api": observe_browsable,
+    "accept-and-options": observe_accept_and_options,
 }
 
 _SEEN: dict[tuple[str, str], Seen] = {}
@@ -613,24 +682,25 @@ def test_an_operation_shows_exactly_where_the_role_has_its_capability(
     seen = observe(role, face)
     for fact, holds in seen.facts:
         assert holds, fact
+    capable = operation in CAPABILITIES[role]
 
-    if operation in CAPABILITIES[role]:
-        if operation in seen.can_show:
-            assert operation in seen.shown, f"{face} hides {operation} from {role}"
-        if seen.per_object is not None and operation in seen.per_object_ops:
-            hiding = sorted(pk for pk, shown in seen.per_object.items() if operation not in shown)
-            assert not hiding, f"{face}: orders {hiding} do not list {operation} for {role}"
-        if operation in seen.probe_shows:
-            for asked, reference in seen.probes[operation]:
-                assert asked != reference, f"{face} refuses {operation} to {role} as unknown"
-        return
-
-    assert operation not in seen.shown, f"{face} shows {operation} to {role}"
-    needles = (operation, seen.urns[operation], seen.titles[operation])
-    leaked = {needle for needle in needles for body in seen.documents if needle.encode() in body}
-    assert not leaked, f"{face} leaks {sorted(leaked)} to {role}"
-    for asked, reference in seen.probes.get(operation, []):
-        assert asked == reference, f"{face} tells {role} that {operation} exists"
+    # Every cell asserts both ways: shown exactly where the face can show it and the role
+    # has the capability; listed on every object or on none; each probe refused as
+    # unknown exactly when the role lacks the capability.
+    shows = operation in seen.can_show and capable
+    assert (operation in seen.shown) == shows, f"{face}: {operation} shown to {role}: {not shows}"
+    if seen.per_object is not None and operation in seen.per_object_ops:
+        listing = sorted(pk for pk, shown in seen.per_object.items() if (operation in shown))
+        expected = sorted(seen.per_object) if capable else []
+        assert listing == expected, f"{face}: orders listing {operation} for {role}"
+    probes = seen.probes.get(operation, [])
+    assert bool(probes) == (operation in seen.probe_shows), f"{face} probes {operation}"
+    for asked, reference in probes:
+        assert (asked != reference) == capable, f"{face}: {operation} probed as {role}"
+    if not capable:
+        needles = (operation, seen.urns[operation], seen.titles[operation])
+        leaked = {n for n in needles for body in seen.documents if n.encode() in body}
+        assert not leaked, f"{face} leaks {sorted(leaked)} to {role}"
 
 
 def test_the_matrix_covers_the_whole_catalog(api: Callable[[str], APIClient]) -> None:
@@ -737,3 +807,49 @@ def test_another_customers_order_is_indistinguishable_from_a_missing_one(
             assert result["isError"] is True
             assert result["structuredContent"]["code"] == "not_found"
     assert (Order.objects.get(pk=foreign.pk).version, Order.objects.count()) == before
+
+
+# --- anonymous callers ----------------------------------------------------------------
+
+
+def _anonymous_probes(operation: str, pk: int) -> list[tuple[str, dict[str, Any], str]]:
+    """(method, request, the same request naming something that does not exist)."""
+    probes: list[tuple[str, dict[str, Any], str]] = [
+        ("GET", {}, f"/api/operations/{operation}/"),
+        ("GET", {"HTTP_ACCEPT": HAL}, f"/api/operations/{urn(operation)}/"),
+    ]
+    if operation in TRANSITIONS:
+        route = f"/api/orders/{pk}/{TRANSITIONS[operation]}/"
+        for accept in ACCEPTS:
+            for method in ("GET", "POST", "OPTIONS"):
+                probes.append((method, {"HTTP_ACCEPT": accept}, route))
+            probes.append(("GET", {"HTTP_ACCEPT": accept}, route + "?format=api"))
+    return probes
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("operation", OPERATIONS)
+def test_an_anonymous_caller_learns_nothing_of_any_operation(demo: Demo, operation: str) -> None:
+    pk = demo.orders["demo-01"].pk
+    client = Client()
+    made_up = operation.replace("_", "x")
+    for method, headers, path in _anonymous_probes(operation, pk):
+        asked = client.generic(method, path, **headers)
+        name = TRANSITIONS.get(operation, operation)
+        reference = client.generic(method, path.replace(name, made_up), **headers)
+        assert wire_of(asked) == wire_of(reference), (method, path, headers)
+        assert asked.status_code == 401
+        assert operation.encode() not in asked.content
+    for endpoint in MCP.values():
+        message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+        answers = [
+            Client().post(
+                endpoint,
+                data=json.dumps({**message, "params": {"name": name, "arguments": {}}}),
+                content_type="application/json",
+                headers={"Accept": "application/json", "MCP-Protocol-Version": LEGACY},
+            )
+            for name in (operation, UNKNOWN)
+        ]
+        assert wire_of(answers[0]) == wire_of(answers[1])
+        assert answers[0].status_code == 401

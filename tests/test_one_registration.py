@@ -350,3 +350,40 @@ def test_an_integral_number_is_the_integer_json_schema_says_it_is(demo) -> None:
     )
     assert result["isError"] is False
     assert result["structuredContent"]["id"] == pk
+
+
+def test_the_readme_wired_project_hides_routes_and_refuses_anonymous_callers_alike(
+    tickets, people
+) -> None:
+    # Wired from the README alone (tests.generic.api): a route the caller may not use is
+    # Django's 404 for a made-up one, and a caller without credentials gets one 401.
+    client = Client()
+    headers = _bearer(people["staff"])  # no generic.escalate_ticket
+    pk = tickets["open"].pk
+    for method in ("GET", "POST", "OPTIONS"):
+        for accept in ("application/json", "application/prs.hal-forms+json", "text/html"):
+            hidden = client.generic(
+                method, f"/v2/tickets/{pk}/escalate/", HTTP_ACCEPT=accept, **headers
+            )
+            made_up = client.generic(
+                method, f"/v2/tickets/{pk}/escalatex/", HTTP_ACCEPT=accept, **headers
+            )
+            assert hidden.status_code == 404
+            assert sorted(hidden.headers.items()) == sorted(made_up.headers.items())
+            assert hidden.content == made_up.content
+    answers = {
+        (response.status_code, response["WWW-Authenticate"], response.content)
+        for response in (
+            client.generic(method, path)
+            for method in ("GET", "POST", "OPTIONS")
+            for path in (
+                "/v2/",
+                f"/v2/tickets/{pk}/",
+                f"/v2/tickets/{pk}/escalate/",
+                "/v2/nothing/",
+            )
+        )
+    }
+    assert len(answers) == 1
+    status, challenge, _ = answers.pop()
+    assert status == 401 and challenge.startswith("Bearer")

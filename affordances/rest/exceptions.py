@@ -14,7 +14,7 @@ route set cannot be enumerated without an account.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -24,6 +24,7 @@ from django.urls import Resolver404, resolve
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.views.defaults import page_not_found
 from rest_framework import exceptions
+from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -115,6 +116,16 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     return response
 
 
+def _problem_response(body: dict[str, Any], status: int) -> HttpResponse:
+    # Compact, as DRF's JSONRenderer writes the app's other problems.
+    return JsonResponse(
+        body,
+        status=status,
+        content_type=PROBLEM_CONTENT_TYPE,
+        json_dumps_params={"separators": (",", ":")},
+    )
+
+
 def unauthenticated(exc: exceptions.APIException, challenge: str | None) -> HttpResponse:
     """The one answer to a caller without valid credentials, on every URL of the app.
 
@@ -131,7 +142,7 @@ def unauthenticated(exc: exceptions.APIException, challenge: str | None) -> Http
         "code": ProblemCode.NOT_AUTHENTICATED.value,
         "detail": str(detail) if detail else title_of(ProblemCode.NOT_AUTHENTICATED),
     }
-    response = JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
+    response = _problem_response(body, status)
     if challenge:
         response["WWW-Authenticate"] = challenge
     patch_vary_headers(response, ["Authorization", "Cookie"])
@@ -170,7 +181,7 @@ class ProblemResponsesMixin:
     and a caller without valid credentials gets :func:`unauthenticated` first."""
 
     affordances_problem_documents = True
-    parser_classes = PARSER_CLASSES
+    parser_classes: Sequence[type[BaseParser]] = PARSER_CLASSES
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return problem_exception_handler
@@ -257,6 +268,5 @@ def not_found_view(request: HttpRequest, exception: Exception | None = None) -> 
         refusal = _refusal_above(func, request)
         if refusal is not None:
             return refusal
-        body = Problem.not_found().as_dict()
-        return JsonResponse(body, status=404, content_type=PROBLEM_CONTENT_TYPE)
+        return _problem_response(Problem.not_found().as_dict(), 404)
     return page_not_found(request, exception)

@@ -9,6 +9,7 @@ file part an ``unsupported_media_type`` (415) before a byte of it is stored.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.core.files.uploadhandler import FileUploadHandler
@@ -69,7 +70,7 @@ class FormsOnlyMultiPartParser(parsers.MultiPartParser):
 
 
 # The app's views; a project may use the same list as DEFAULT_PARSER_CLASSES.
-PARSER_CLASSES: list[type[parsers.BaseParser]] = [
+PARSER_CLASSES: Sequence[type[parsers.BaseParser]] = [
     JSONParser,
     parsers.FormParser,
     FormsOnlyMultiPartParser,
