@@ -508,3 +508,74 @@ def test_11_lock_timeout_is_a_documented_problem_code() -> None:
 
     assert ProblemCode("lock_timeout")
     assert "lock_timeout" in PROBLEM_SCHEMA["properties"]["code"]["description"]
+
+
+_SQLITE_LOCK_SCRIPT = """
+import json, sqlite3
+from django.db import connection
+from django.test import Client
+from django.contrib.auth import get_user_model
+from rest_framework_simplejwt.tokens import AccessToken
+from affordances.models import AuditRecord
+from orders.models import Order
+from orders.services import seed_demo
+
+seed_demo(password="x")
+order = Order.objects.get(description="Demo order demo-01")
+user = get_user_model().objects.get(username="supervisor")
+connection.close()
+connection.settings_dict["OPTIONS"]["timeout"] = 0.2  # the busy timeout, made short
+holder = sqlite3.connect(connection.settings_dict["NAME"])
+holder.execute("BEGIN IMMEDIATE")  # another writer holds the database
+response = Client(HTTP_AUTHORIZATION=f"Bearer {AccessToken.for_user(user)}").post(
+    f"/api/orders/{order.pk}/confirm/", {}, content_type="application/json"
+)
+holder.rollback()
+order.refresh_from_db()
+print(json.dumps({
+    "status": response.status_code,
+    "retry": response.get("Retry-After"),
+    "type": response["Content-Type"],
+    "body": response.json(),
+    "order": [order.status, order.version],
+    "audit": AuditRecord.objects.count(),
+}))
+"""
+
+
+def test_11_on_sqlite_a_locked_database_is_a_503_not_a_failed_transition(tmp_path: Any) -> None:
+    # A real file database and a real second writer (the tests' own database is in
+    # memory): the run waits SQLite's busy timeout, then answers lock_timeout.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    project = Path(__file__).resolve().parents[2]
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
+
+    def manage(*args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stdout
+
+    manage("migrate", "--noinput", "-v", "0")
+    seen = json.loads(manage("shell", "-c", _SQLITE_LOCK_SCRIPT).strip().splitlines()[-1])
+    assert seen["status"] == 503
+    assert seen["retry"] == "1"
+    assert seen["type"] == PROBLEM
+    assert seen["body"]["code"] == "lock_timeout"
+    assert seen["order"] == ["pending", 1]
+    assert seen["audit"] == 0
