@@ -126,6 +126,10 @@ def _problem_response(body: dict[str, Any], status: int) -> HttpResponse:
     )
 
 
+_NO_CREDENTIALS = "Authentication credentials were not provided."
+_INVALID_CREDENTIALS = "The credentials are invalid or expired."
+
+
 def unauthenticated(exc: exceptions.APIException, challenge: str | None) -> HttpResponse:
     """The one answer to a caller without valid credentials, on every URL of the app.
 
@@ -134,13 +138,18 @@ def unauthenticated(exc: exceptions.APIException, challenge: str | None) -> Http
     does, it is a 403 when no authentication class offers a challenge.
     """
     status = 401 if challenge else 403
-    detail = exc.detail.get("detail") if isinstance(exc.detail, dict) else exc.detail
     body = {
         "type": problem_type(ProblemCode.NOT_AUTHENTICATED),
         "title": title_of(ProblemCode.NOT_AUTHENTICATED),
         "status": status,
         "code": ProblemCode.NOT_AUTHENTICATED.value,
-        "detail": str(detail) if detail else title_of(ProblemCode.NOT_AUTHENTICATED),
+        # One wording per case, never the authentication class's own: "User is
+        # inactive" or "User not found" would tell which accounts exist.
+        "detail": (
+            _INVALID_CREDENTIALS
+            if isinstance(exc, exceptions.AuthenticationFailed)
+            else _NO_CREDENTIALS
+        ),
     }
     response = _problem_response(body, status)
     if challenge:

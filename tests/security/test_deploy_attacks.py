@@ -242,7 +242,9 @@ def test_an_access_token_with_a_malformed_user_id_is_a_401_problem(
 
     response = client.get("/api/orders/")
 
-    assert_problem(response, 401, ProblemCode.NOT_AUTHENTICATED, "User not found")
+    assert_problem(
+        response, 401, ProblemCode.NOT_AUTHENTICATED, "The credentials are invalid or expired."
+    )
     assert response["WWW-Authenticate"] == 'Bearer realm="api"'
 
 

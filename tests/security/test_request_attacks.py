@@ -579,3 +579,30 @@ def test_11_on_sqlite_a_locked_database_is_a_503_not_a_failed_transition(tmp_pat
     assert seen["body"]["code"] == "lock_timeout"
     assert seen["order"] == ["pending", 1]
     assert seen["audit"] == 0
+
+
+def test_14_every_invalid_token_gets_one_401_whatever_the_account(unchanged: Demo) -> None:
+    # Deleted, inactive, malformed or expired: the API does not say which.
+    from datetime import timedelta
+
+    users = get_user_model().objects
+    gone = users.create_user("gone", password="x")
+    asleep = users.create_user("asleep", password="x")
+    deleted_token = token_for(gone)
+    gone.delete()
+    asleep_token = token_for(asleep)
+    asleep.is_active = False
+    asleep.save()
+    expired = AccessToken.for_user(unchanged.users["alice"])
+    expired.set_exp(lifetime=-timedelta(minutes=1))
+    malformed = AccessToken.for_user(unchanged.users["alice"])
+    malformed["user_id"] = "abc"
+    answers = set()
+    for credential in (deleted_token, asleep_token, str(expired), str(malformed), "x.y.z"):
+        for path in ("/api/orders/", "/api/orders/1/refund/", "/api/nothing/"):
+            response = Client(HTTP_AUTHORIZATION=f"Bearer {credential}").get(path)
+            assert response.status_code == 401
+            answers.add(wire(response))
+    assert len(answers) == 1
+    body = json.loads(answers.pop()[2])
+    assert body["detail"] == "The credentials are invalid or expired."
