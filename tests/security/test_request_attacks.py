@@ -463,7 +463,10 @@ def test_13_the_openapi_document_is_private_to_its_caller(unchanged: Demo) -> No
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks need PostgreSQL")
-@pytest.mark.django_db(transaction=True)
+# transaction=True: the holder's connection must see committed rows. serialized_rollback:
+# like every transactional test here, so its flush leaves the content types the next
+# serialized test restores (a plain flush re-creates them: duplicate keys).
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_11_a_row_held_by_another_transaction_is_a_503_with_retry_after(
     settings: Any,
 ) -> None:
