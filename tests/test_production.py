@@ -74,8 +74,13 @@ def production_env(**env: str) -> dict[str, str]:
 
 
 def manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return run_python("manage.py", *args, env=env)
+
+
+def run_python(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in the project's directory with exactly ``env``."""
     return subprocess.run(
-        [sys.executable, "manage.py", *args],
+        [sys.executable, *args],
         cwd=PROJECT_DIR,
         env=env,
         capture_output=True,
@@ -132,15 +137,7 @@ print(json.dumps({
 
 
 def probe(env: dict[str, str]) -> dict[str, object]:
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=PROJECT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_python("-c", PROBE, env=env)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 

@@ -39,7 +39,7 @@ from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
 from affordances.problems import ProblemCode, problem_type, title_of
 from tests.conftest import DEMO_PASSWORD, Demo
-from tests.test_production import PROJECT_DIR, manage, production_env
+from tests.test_production import PROJECT_DIR, manage, production_env, run_python
 
 BIN = Path(sys.executable).parent
 WRONG = {"username": "support", "password": "not-the-password"}
@@ -127,19 +127,11 @@ def test_a_rotating_x_forwarded_for_does_not_escape_the_login_limit(demo: Demo, 
 
 def num_proxies_setting(**env: str) -> object:
     """``REST_FRAMEWORK["NUM_PROXIES"]`` as a server started with this environment has it."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import json, django; from django.conf import settings; django.setup(); "
-            "print(json.dumps(settings.REST_FRAMEWORK['NUM_PROXIES']))",
-        ],
-        cwd=PROJECT_DIR,
+    result = run_python(
+        "-c",
+        "import json, django; from django.conf import settings; django.setup(); "
+        "print(json.dumps(settings.REST_FRAMEWORK['NUM_PROXIES']))",
         env=production_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -383,15 +375,7 @@ print(response.status_code, response["Content-Type"], response.content.decode())
 
 
 def run_raising_view(**env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", RAISE_IN_A_VIEW],
-        cwd=PROJECT_DIR,
-        env=production_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_python("-c", RAISE_IN_A_VIEW, env=production_env(**env))
 
 
 def test_with_debug_off_an_unhandled_error_reaches_stderr_with_its_traceback() -> None:

@@ -550,11 +550,9 @@ def test_11_on_sqlite_a_locked_database_is_a_503_not_a_failed_transition(tmp_pat
     # A real file database and a real second writer (the tests' own database is in
     # memory): the run waits SQLite's busy timeout, then answers lock_timeout.
     import os
-    import subprocess
-    import sys
-    from pathlib import Path
 
-    project = Path(__file__).resolve().parents[2]
+    from tests.test_production import manage as run_manage
+
     env = {
         **{k: v for k, v in os.environ.items() if k != "DATABASE_URL"},
         "DJANGO_SETTINGS_MODULE": "tests.settings",
@@ -562,15 +560,7 @@ def test_11_on_sqlite_a_locked_database_is_a_503_not_a_failed_transition(tmp_pat
     }
 
     def manage(*args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-            check=False,
-        )
+        result = run_manage(*args, env=env)
         assert result.returncode == 0, result.stdout + result.stderr
         return result.stdout
 
