@@ -3,28 +3,38 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 LOAD_STAMP := $(VENV)/.installed-load
+PORT ?= 8000
 
 .PHONY: demo test bench load experiment lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# `make test` (and the other developer targets): the library, the demo and the toolchain.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
 
-demo: $(STAMP)
+# `make demo`: only what serving the demo needs.
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo --password $${DEMO_PASSWORD:-demo-password}
 	@echo ""
-	@echo "Demo users: admin support warehouse supervisor auditor alice bob"
+	@echo "Demo users: admin support warehouse supervisor auditor alice bob (one password)"
 	@echo "Password:   $${DEMO_PASSWORD:-demo-password}"
-	@echo "Admin:      http://127.0.0.1:8000/admin/"
-	@echo "API:        http://127.0.0.1:8000/api/orders/  (catalog: /api/operations/, docs: /api/docs/)"
+	@echo "Admin:      http://127.0.0.1:$(PORT)/admin/  (staff only: admin support warehouse supervisor auditor)"
+	@echo "API:        http://127.0.0.1:$(PORT)/api/  (orders, catalog /api/operations/, docs /api/docs/; every user)"
+	@echo "MCP:        http://127.0.0.1:$(PORT)/mcp  (Authorization: Bearer <access token from /api/token/>)"
 	@echo ""
-	$(BIN)/python manage.py runserver 127.0.0.1:8000
+	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from affordances.mcp import FORMS, HYBRID, STATIC, McpView
 from affordances.rest import SchemaView
@@ -14,6 +15,8 @@ from config.throttling import (
 )
 
 urlpatterns = [
+    # The demo's front door is the API's entry point (links to every face from there).
+    path("", RedirectView.as_view(pattern_name="api-entry-point", permanent=False)),
     # Rate-limited logins, on the paths of the originals and matched before them.
     path("admin/login/", throttled_admin_login),
     path("api-auth/login/", throttled_api_login),
