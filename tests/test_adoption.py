@@ -1,0 +1,462 @@
+"""Adoption, as a new user does it: the wheel, a fresh virtualenv, the README, nothing else.
+
+The wheel is built from this tree and installed (with its ``jwt`` extra) into a new
+virtualenv; ``django-admin startproject`` makes a project in an empty directory, so
+nothing of this repository is importable there. The project's files are exactly the
+code blocks of the README's "Use it in your own project" (each names its file), so the
+README cannot drift from what works. Then every face is driven over HTTP against
+``runserver`` on 127.0.0.1: checks, the catalog, REST, HAL-FORMS, MCP with the official
+SDK client, the admin. On PostgreSQL (``DATABASE_URL``) the project gets a database of
+its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+import pytest
+from mcp import Client as McpClient
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTION = ("## Use it in your own project", "### Settings")
+FILE_MARK = re.compile(r"^# (?P<path>[\w/]+\.py)(?P<append> \(append\))?$")
+# The demo's and the tools' dependencies: none may come with the library.
+NOT_REQUIRED = {
+    "gunicorn",
+    "whitenoise",
+    "psycopg",
+    "dj-database-url",
+    "drf-spectacular-sidecar",
+    "matplotlib",
+    "tiktoken",
+    "playwright",
+    "django-filter",
+    "djangorestframework-simplejwt",
+}
+PASSWORD = "adoption-password"
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("ADOPTION_TEST") == "0", reason="ADOPTION_TEST=0 switches it off"
+)
+
+
+def readme_files() -> dict[str, tuple[str, bool]]:
+    """path → (code, append?) for every file block of the README's adoption section."""
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index(SECTION[0]) : text.index(SECTION[1])]
+    files: dict[str, tuple[str, bool]] = {}
+    for block in re.findall(r"^( *)```python\n(.*?)^\1```", section, re.M | re.S):
+        code = textwrap.dedent(block[1])
+        first, _, rest = code.partition("\n")
+        mark = FILE_MARK.match(first)
+        if mark:
+            files[mark["path"]] = (rest, bool(mark["append"]))
+    return files
+
+
+def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
+    result = subprocess.run(
+        [str(a) for a in args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, f"{args}\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Project:
+    path: Path
+    python: Path
+    env: dict[str, str]
+    url: str
+    ids: dict[str, int]
+    wheel: Path
+
+    def manage(self, *args: str) -> str:
+        return run(self.python, "manage.py", *args, cwd=self.path, env=self.env)
+
+    def shell(self, code: str) -> Any:
+        return json.loads(self.manage("shell", "-c", code).strip().splitlines()[-1])
+
+
+SEED = """
+import json
+from django.contrib.auth.models import Permission, User
+from helpdesk.models import Ticket
+
+def perms(*names):
+    return Permission.objects.filter(content_type__app_label="helpdesk", codename__in=names)
+
+lead = User.objects.create_user("lead", password="{pw}", is_staff=True)
+lead.user_permissions.set(perms("work_ticket", "resolve_any_ticket", "close_ticket"))
+agent = User.objects.create_user("agent", password="{pw}", is_staff=True)
+agent.user_permissions.set(perms("work_ticket"))
+rita = User.objects.create_user("rita", password="{pw}")
+sam = User.objects.create_user("sam", password="{pw}")
+User.objects.create_superuser("root", password="{pw}")
+ids = {{
+    "assigned": Ticket.objects.create(title="Printer", reporter=rita, assignee=agent).pk,
+    "unassigned": Ticket.objects.create(title="Wi-Fi", reporter=sam).pk,
+    "urgent": Ticket.objects.create(
+        title="Outage", reporter=rita, assignee=agent, priority="urgent", status="in_progress"
+    ).pk,
+    "resolved": Ticket.objects.create(
+        title="Mouse", reporter=sam, assignee=agent, status="resolved", resolution="fixed"
+    ).pk,
+}}
+print(json.dumps(ids))
+"""
+
+
+def _database(tmp: Path) -> tuple[str, Any]:
+    """The project's DATABASES (appended to its settings) and how to drop it."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith("postgres"):
+        return "", None
+    import psycopg
+
+    parts = urlsplit(url)
+    name = f"adoption_{secrets.token_hex(4)}"
+    admin = psycopg.connect(url, autocommit=True)
+    admin.execute(f'CREATE DATABASE "{name}"')
+    databases = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": name,
+            "USER": parts.username or "",
+            "PASSWORD": parts.password or "",
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+        }
+    }
+
+    def drop() -> None:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+    return f"\nDATABASES = {databases!r}\n", drop
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    tmp = tmp_path_factory.mktemp("adoption")
+    dist = tmp / "dist"
+    run(sys.executable, "-m", "build", "--wheel", "--outdir", dist, ROOT, cwd=tmp)
+    (wheel,) = dist.glob("django_affordances-*.whl")
+
+    venv = tmp / "venv"
+    run(sys.executable, "-m", "venv", venv, cwd=tmp)
+    python = venv / "bin" / "python"
+    extras = [f"{wheel}[jwt]"]
+    databases, drop = _database(tmp)
+    if databases:
+        extras.append("psycopg[binary]>=3.1,<4")
+    run(python, "-m", "pip", "install", "--quiet", *extras, cwd=tmp)
+
+    path = tmp / "project"
+    path.mkdir()
+    env = {
+        "PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}",
+        "HOME": str(tmp),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    run(venv / "bin" / "django-admin", "startproject", "desk", ".", cwd=path, env=env)
+    run(python, "manage.py", "startapp", "helpdesk", cwd=path, env=env)
+    for name, (code, append) in readme_files().items():
+        target = path / name
+        if append:
+            target.write_text(target.read_text() + "\n" + code)
+        else:
+            target.write_text(code)
+    if databases:
+        settings = path / "desk" / "settings.py"
+        settings.write_text(settings.read_text() + databases)
+
+    port = free_port()
+    server = None
+    try:
+        made = Project(path, python, env, f"http://127.0.0.1:{port}", {}, wheel)
+        made.manage("makemigrations", "helpdesk")
+        made.manage("migrate", "--noinput")
+        made.ids = made.shell(SEED.format(pw=PASSWORD))
+        server = subprocess.Popen(
+            [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
+            cwd=path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx2.get(f"{made.url}/api/", timeout=2)
+                break
+            except httpx2.TransportError:
+                assert server.poll() is None, "runserver exited"
+                assert time.monotonic() < deadline, "runserver did not answer in 60 s"
+                time.sleep(0.3)
+        yield made
+    finally:
+        if server is not None:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(10)
+        if drop is not None:
+            drop()
+
+
+# --- the wheel ------------------------------------------------------------------------
+
+
+def test_the_wheel_is_the_library_alone(project: Project) -> None:
+    with zipfile.ZipFile(project.wheel) as wheel:
+        names = wheel.namelist()
+        metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        meta = wheel.read(metadata).decode()
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"affordances"}
+    assert "affordances/py.typed" in names
+    assert any(n.startswith("affordances/templates/affordances/admin/") for n in names)
+    assert "affordances/migrations/0001_initial.py" in names
+    assert "License-Expression: MIT" in meta
+    assert "Classifier: Framework :: Django :: 5.2" in meta
+    required = {
+        re.split(r"[ ;<>=!\[]", line.removeprefix("Requires-Dist: "))[0].lower()
+        for line in meta.splitlines()
+        if line.startswith("Requires-Dist: ") and "extra ==" not in line
+    }
+    assert required == {
+        "django",
+        "djangorestframework",
+        "django-fsm-2",
+        "drf-spectacular",
+        "jsonschema",
+    }
+    assert not required & NOT_REQUIRED
+    listed = json.loads(
+        run(project.python, "-m", "pip", "list", "--format", "json", cwd=project.path)
+    )
+    installed = {p["name"].lower() for p in listed} - {"pip", "setuptools"}
+    extra = (
+        {"psycopg", "psycopg-binary"}
+        if os.environ.get("DATABASE_URL", "").startswith("postgres")
+        else set()
+    )
+    assert len(installed - extra) <= 22, sorted(installed)
+
+
+def test_nothing_of_this_repository_is_importable_there(project: Project) -> None:
+    code = (
+        "import importlib.util as u; "
+        "print([u.find_spec(m) is None for m in ('orders', 'config', 'tests')])"
+    )
+    assert (
+        run(project.python, "-c", code, cwd=project.path, env=project.env).strip()
+        == "[True, True, True]"
+    )
+    where = run(
+        project.python, "-c", "import affordances; print(affordances.__file__)", cwd=project.path
+    )
+    assert "site-packages" in where
+
+
+def test_the_system_checks_find_nothing(project: Project) -> None:
+    assert "System check identified no issues (0 silenced)." in project.manage("check")
+
+
+# --- the faces ------------------------------------------------------------------------
+
+
+def token(project: Project, username: str) -> str:
+    response = httpx2.post(
+        f"{project.url}/api/token/", json={"username": username, "password": PASSWORD}
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["access"]
+    return str(response.json()["access"])
+
+
+def client(project: Project, username: str) -> httpx2.Client:
+    headers = {"Authorization": f"Bearer {token(project, username)}"}
+    return httpx2.Client(base_url=project.url, headers=headers, timeout=30)
+
+
+def test_each_role_has_its_catalog_and_it_is_cacheable(project: Project) -> None:
+    names = {}
+    for role in ("lead", "agent", "rita"):
+        with client(project, role) as http:
+            response = http.get("/api/operations/")
+            assert response.status_code == 200
+            names[role] = {op["name"] for op in response.json()["operations"]}
+            etag = response.headers["ETag"]
+            again = http.get("/api/operations/", headers={"If-None-Match": etag})
+            assert again.status_code == 304
+    reads = {"get_ticket", "list_tickets"}
+    assert names["rita"] == reads
+    assert names["agent"] == reads | {"start_ticket", "resolve_ticket"}
+    assert names["lead"] == reads | {"start_ticket", "resolve_ticket", "close_ticket"}
+
+
+def test_lists_and_details_carry_affordances_and_hide_what_is_not_yours(project: Project) -> None:
+    ids = project.ids
+    with client(project, "rita") as rita:
+        listed = rita.get("/api/tickets/").json()["results"]
+        assert [t["id"] for t in listed] == [ids["assigned"], ids["urgent"]]
+        assert all("affordances" in t and "unavailableAffordances" in t for t in listed)
+        hidden = rita.get(f"/api/tickets/{ids['unassigned']}/")
+        missing = rita.get("/api/tickets/987654/")
+        assert hidden.status_code == missing.status_code == 404
+        assert hidden.content == missing.content
+        assert hidden.headers["Content-Type"] == "application/problem+json"
+        hal = {"Accept": "application/prs.hal-forms+json"}
+        assert rita.get(f"/api/tickets/{ids['unassigned']}/", headers=hal).status_code == 404
+    with client(project, "agent") as agent:
+        urgent = agent.get(f"/api/tickets/{ids['urgent']}/").json()
+        (resolve,) = [a for a in urgent["affordances"] if a["name"] == "resolve_ticket"]
+        # The constraint narrowed the input for this ticket.
+        assert resolve["constraints"]["properties"]["resolution"]["enum"] == ["fixed"]
+        unassigned = agent.get(f"/api/tickets/{ids['unassigned']}/").json()
+        reasons = {u["name"]: u["reason"] for u in unassigned["unavailableAffordances"]}
+        assert reasons["start_ticket"] == "no_assignee"
+
+
+def test_a_refusal_is_a_409_problem_with_its_reason(project: Project) -> None:
+    with client(project, "agent") as agent:
+        response = agent.post(f"/api/tickets/{project.ids['unassigned']}/start/", json={})
+    assert response.status_code == 409
+    assert response.headers["Content-Type"] == "application/problem+json"
+    body = response.json()
+    assert (body["code"], body["reason"]) == ("operation_not_available", "no_assignee")
+    assert body["current"]["status"] == "open"
+
+
+def test_a_transition_with_if_match_and_an_idempotency_key_replays(project: Project) -> None:
+    pk = project.ids["assigned"]
+    headers = {"If-Match": '"1"', "Idempotency-Key": "adoption-1"}
+    with client(project, "agent") as agent:
+        first = agent.post(f"/api/tickets/{pk}/start/", json={}, headers=headers)
+        assert first.status_code == 200, first.text
+        assert (first.json()["status"], first.json()["version"]) == ("in_progress", 2)
+        assert first.headers["ETag"] == '"2"'
+        replay = agent.post(f"/api/tickets/{pk}/start/", json={}, headers=headers)
+    assert replay.status_code == 200
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.json() == first.json()
+    runs = project.shell(
+        "import json; from affordances.models import AuditRecord; print(json.dumps("
+        f"list(AuditRecord.objects.filter(object_id='{pk}').values_list('operation_name', 'via'))))"
+    )
+    assert runs == [["start_ticket", "api"]]
+
+
+def test_mcp_with_the_official_sdk_client(project: Project) -> None:
+    pk, hidden = project.ids["urgent"], project.ids["unassigned"]
+
+    async def scenario() -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for role in ("lead", "rita"):
+            headers = {"Authorization": f"Bearer {token(project, role)}"}
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=30) as http,
+                McpClient(
+                    streamable_http_client(f"{project.url}/mcp", http_client=http), mode="legacy"
+                ) as mcp,
+            ):
+                seen[role, "tools"] = {tool.name for tool in (await mcp.list_tools()).tools}
+                if role == "lead":
+                    result = await mcp.call_tool(
+                        "resolve_ticket", {"ticketId": pk, "resolution": "fixed"}
+                    )
+                else:
+                    result = await mcp.call_tool("get_ticket", {"ticketId": hidden})
+                seen[role, "call"] = (result.is_error, result.structured_content)
+        return seen
+
+    seen = asyncio.run(scenario())
+    assert seen["lead", "tools"] == {
+        "get_ticket",
+        "list_tickets",
+        "start_ticket",
+        "resolve_ticket",
+        "close_ticket",
+    }
+    assert seen["rita", "tools"] == {"get_ticket", "list_tickets"}
+    error, body = seen["lead", "call"]
+    assert error is False
+    assert (body["status"], body["resolution"]) == ("resolved", "fixed")
+    error, body = seen["rita", "call"]
+    assert error is True and body["code"] == "not_found"
+
+
+def test_a_hal_forms_document_offers_what_applies(project: Project) -> None:
+    with client(project, "lead") as lead:
+        response = lead.get(
+            f"/api/tickets/{project.ids['unassigned']}/",
+            headers={"Accept": "application/prs.hal-forms+json"},
+        )
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("application/prs.hal-forms+json")
+    document = response.json()
+    assert document["_links"]["self"]["href"].endswith(f"/api/tickets/{project.ids['unassigned']}/")
+    # Unassigned: nothing applies, so there is no template to fill in.
+    assert "start_ticket" not in document.get("_templates", {})
+
+
+def test_the_admin_shows_actions_and_runs_one_with_its_audit_record(project: Project) -> None:
+    pk = project.ids["resolved"]
+    with httpx2.Client(base_url=project.url, timeout=30, follow_redirects=False) as browser:
+        assert browser.get("/admin/login/").status_code == 200
+        csrf = browser.cookies["csrftoken"]
+        done = browser.post(
+            "/admin/login/?next=/admin/",
+            data={"username": "root", "password": PASSWORD, "csrfmiddlewaretoken": csrf},
+        )
+        assert done.status_code == 302, done.text
+        page = browser.get(f"/admin/helpdesk/ticket/{pk}/change/")
+        assert page.status_code == 200
+        html = page.text
+        assert 'id="affordances-panel"' in html
+        assert 'data-operation="close_ticket"' in html
+        action = re.search(r'<form method="post" action="([^"]+)" class="affordance-form"', html)
+        version = re.search(r'name="expectedVersion" value="(\d+)"', html)
+        assert action is not None and version is not None
+        csrf = browser.cookies["csrftoken"]
+        ran = browser.post(
+            action[1], data={"csrfmiddlewaretoken": csrf, "expectedVersion": version[1]}
+        )
+    assert ran.status_code == 302, ran.text
+    assert ran.headers["Location"].endswith(f"/admin/helpdesk/ticket/{pk}/change/")
+    runs = project.shell(
+        "import json; from affordances.models import AuditRecord; print(json.dumps(list("
+        f"AuditRecord.objects.filter(object_id='{pk}').values_list('operation_name', 'via'))))"
+    )
+    assert runs == [["close_ticket", "admin"]]
