@@ -132,6 +132,9 @@ ids = {{
     "resolved": Ticket.objects.create(
         title="Mouse", reporter=sam, assignee=agent, status="resolved", resolution="fixed"
     ).pk,
+    "hal": Ticket.objects.create(
+        title="Screen", reporter=sam, assignee=agent, status="resolved", resolution="fixed"
+    ).pk,
 }}
 print(json.dumps(ids))
 """
@@ -418,17 +421,22 @@ def test_mcp_with_the_official_sdk_client(project: Project) -> None:
 
 
 def test_a_hal_forms_document_offers_what_applies(project: Project) -> None:
-    with client(project, "lead") as lead:
-        response = lead.get(
-            f"/api/tickets/{project.ids['unassigned']}/",
-            headers={"Accept": "application/prs.hal-forms+json"},
-        )
-    assert response.status_code == 200
-    assert response.headers["Content-Type"].startswith("application/prs.hal-forms+json")
-    document = response.json()
-    assert document["_links"]["self"]["href"].endswith(f"/api/tickets/{project.ids['unassigned']}/")
-    # Unassigned: nothing applies, so there is no template to fill in.
-    assert "start_ticket" not in document.get("_templates", {})
+    pk = project.ids["hal"]
+    hal = {"Accept": "application/prs.hal-forms+json"}
+    documents = {}
+    for role in ("lead", "agent"):
+        with client(project, role) as http:
+            response = http.get(f"/api/tickets/{pk}/", headers=hal)
+        assert response.status_code == 200
+        assert response.headers["Content-Type"].startswith("application/prs.hal-forms+json")
+        documents[role] = response.json()
+    lead, agent = documents["lead"], documents["agent"]
+    assert lead["_links"]["self"]["href"] == f"{project.url}/api/tickets/{pk}/"
+    template = lead["_templates"]["close_ticket"]
+    assert template["method"] == "POST"
+    assert template["target"] == f"{project.url}/api/tickets/{pk}/close/"
+    # The agent lacks helpdesk.close_ticket: no template, and no trace of it.
+    assert "close_ticket" not in json.dumps(agent)
 
 
 def test_the_admin_shows_actions_and_runs_one_with_its_audit_record(project: Project) -> None:
