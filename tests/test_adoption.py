@@ -17,6 +17,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -172,8 +173,17 @@ def _database(tmp: Path) -> tuple[str, Any]:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
     tmp = tmp_path_factory.mktemp("adoption")
+    # From a copy of what the wheel is made of: a build/ left in the tree by an earlier
+    # build would otherwise slip stale files into this one.
+    source = tmp / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(
+        ROOT / "affordances", source / "affordances", ignore=shutil.ignore_patterns("__pycache__")
+    )
     dist = tmp / "dist"
-    run(sys.executable, "-m", "build", "--wheel", "--outdir", dist, ROOT, cwd=tmp)
+    run(sys.executable, "-m", "build", "--wheel", "--outdir", dist, source, cwd=tmp)
     (wheel,) = dist.glob("django_affordances-*.whl")
 
     venv = tmp / "venv"
