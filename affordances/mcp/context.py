@@ -46,25 +46,22 @@ class Context:
             self._serializer_context = context
         return self._serializer_context
 
-    def represent(self, instance: models.Model) -> dict[str, Any]:
-        """The resource representation of ``instance``, as REST serves it to this caller."""
+    def represent(self, instance: models.Model, *, full: bool = False) -> dict[str, Any]:
+        """The resource representation of ``instance``, as REST serves it to this caller;
+        ``full``: with affordances whatever the profile (the body a replay answers)."""
         resource = get_catalog().resource_for(type(instance))
         serializer_class = resource.serializer_class if resource is not None else None
         if serializer_class is None:
             return {"id": instance.pk}
-        return jsonable(serializer_class(instance, context=self.serializer_context).data)
+        context = self.serializer_context
+        if full and not self.affordances:
+            if self._full_context is None:
+                self._full_context = {"request": self.request, "format": None, "view": None}
+            context = self._full_context
+        return jsonable(serializer_class(instance, context=context).data)
 
     def represent_full(self, instance: models.Model) -> dict[str, Any]:
-        """With affordances whatever the profile: the body execution stores for a replay."""
-        if self.affordances:
-            return self.represent(instance)
-        resource = get_catalog().resource_for(type(instance))
-        serializer_class = resource.serializer_class if resource is not None else None
-        if serializer_class is None:
-            return {"id": instance.pk}
-        if self._full_context is None:
-            self._full_context = {"request": self.request, "format": None, "view": None}
-        return jsonable(serializer_class(instance, context=self._full_context).data)
+        return self.represent(instance, full=True)
 
     def shaped(self, body: dict[str, Any]) -> dict[str, Any]:
         """A stored (full) body as this profile answers it."""
