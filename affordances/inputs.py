@@ -12,6 +12,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from affordances.schemas import text_rules
+
 __all__ = ["InputField", "input_fields"]
 
 
@@ -94,11 +96,18 @@ def _field(name: str, field: serializers.Field, narrowed: dict[str, Any]) -> Inp
     if isinstance(field, serializers.CharField):
         regexes = [v for v in field.validators if hasattr(v, "regex")]
         max_length = getattr(field, "max_length", None)
+        # What the field refuses beyond its validators (blank, NUL), as the catalog says.
+        rules = text_rules(field)
+        lengths = [n for n in (getattr(field, "min_length", None), rules.get("minLength")) if n]
         return InputField(
             kind="textarea" if (max_length or 0) > 200 else "text",
-            min_length=getattr(field, "min_length", None),
+            min_length=max(lengths, default=None),
             max_length=max_length,
-            pattern=regexes[0].regex.pattern if regexes else narrowed.get("pattern"),
+            pattern=(
+                regexes[0].regex.pattern
+                if regexes
+                else narrowed.get("pattern", rules.get("pattern"))
+            ),
             validators=tuple(regexes),
             **common,
         )

@@ -19,7 +19,7 @@ from rest_framework import serializers
 from affordances.conf import settings
 from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, OperationSpec
 from affordances.resources import Resource
-from affordances.schemas import serializer_schema
+from affordances.schemas import nullable, serializer_schema
 
 __all__ = ["Kind", "Operation", "TransitionFacts", "build_operations", "transition_method_names"]
 
@@ -323,8 +323,8 @@ def _read_operations(resource: Resource) -> list[Operation]:
             "type": "object",
             "properties": {
                 "count": {"type": "integer"},
-                "next": {"type": ["string", "null"]},
-                "previous": {"type": ["string", "null"]},
+                "next": nullable({"type": "string"}),
+                "previous": nullable({"type": "string"}),
                 "results": {"type": "array", "items": item},
             },
             "required": ["count", "results"],

@@ -18,8 +18,11 @@ from affordances.compat import map_serializer
 __all__ = [
     "ConstraintWidens",
     "SchemaError",
+    "add_text_rules",
     "assert_narrows",
+    "nullable",
     "serializer_schema",
+    "text_rules",
 ]
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -53,11 +56,51 @@ def serializer_schema(
         # Inputs take decimals as JSON numbers (strings are accepted too at execution);
         # outputs keep DRF's decimal strings, so the response mapping stays spectacular's.
         for name, field in instance.fields.items():
-            if isinstance(field, serializers.DecimalField) and name in schema.get("properties", {}):
+            if name not in schema.get("properties", {}):
+                continue
+            if isinstance(field, serializers.DecimalField):
                 schema["properties"][name] = _decimal_schema(field, schema["properties"][name])
+            else:
+                add_text_rules(field, schema["properties"][name])
         schema["additionalProperties"] = False
     schema.setdefault("properties", {})
     return schema
+
+
+# What ``str.strip()`` removes (``str.isspace``, Python's ``\s``), spelled out: ECMA-262's
+# ``\s`` is another set, and a pattern is read by both.
+_WHITESPACE = (
+    r"\t\n\u000b\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_NO_NUL = r"^[^\u0000]*$"
+_NOT_BLANK = rf"^[^\u0000]*[^{_WHITESPACE}\u0000][^\u0000]*$"
+
+
+def text_rules(field: serializers.Field) -> dict[str, Any]:
+    """What a writable DRF ``CharField`` refuses beyond its validators, as JSON Schema.
+
+    Every ``CharField`` refuses NUL characters; without ``allow_blank`` it refuses ``""``
+    and, trimming whitespace, a string of whitespace alone. drf-spectacular states none
+    of it, so a client reading the schema would send what the server refuses.
+    """
+    if not isinstance(field, serializers.CharField) or field.read_only:
+        return {}
+    if field.allow_blank:
+        return {"pattern": _NO_NUL}
+    return {"minLength": 1, "pattern": _NOT_BLANK if field.trim_whitespace else _NO_NUL}
+
+
+def add_text_rules(field: serializers.Field, schema: dict[str, Any]) -> None:
+    """Merge :func:`text_rules` into a string field's mapped schema (in place). A field's
+    own ``pattern`` (a RegexValidator) is kept: it already says what the field takes."""
+    rules = text_rules(field)
+    branches = [schema, *schema.get("anyOf", [])]  # a nullable field: its string branch
+    target = next((b for b in branches if b.get("type") == "string" and "enum" not in b), None)
+    if not rules or target is None:
+        return
+    if "minLength" in rules:
+        target["minLength"] = max(int(target.get("minLength", 0)), rules["minLength"])
+    target.setdefault("pattern", rules["pattern"])
 
 
 def _decimal_schema(field: serializers.DecimalField, mapped: Mapping[str, Any]) -> dict[str, Any]:
@@ -76,9 +119,7 @@ def _decimal_schema(field: serializers.DecimalField, mapped: Mapping[str, Any]) 
         schema["minimum"] = Decimal(field.min_value)
     elif field.max_whole_digits is not None:
         schema["exclusiveMinimum"] = -(Decimal(10) ** field.max_whole_digits)
-    if field.allow_null:
-        schema["type"] = ["number", "null"]
-    return schema
+    return nullable(schema) if field.allow_null else schema
 
 
 def _inline_refs(node: Any, components: Mapping[str, Any]) -> Any:
@@ -102,12 +143,11 @@ def _to_json_schema(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     out = {key: _to_json_schema(value) for key, value in node.items()}
-    if out.pop("nullable", False):
-        kind = out.get("type")
-        if isinstance(kind, str):
-            out["type"] = [kind, "null"]
-        if "enum" in out and None not in out["enum"]:
-            out["enum"] = [*out["enum"], None]
+    if out.get("format") is not None and out["format"] not in _FORMATS:
+        # OpenAPI's registry (``decimal``): unknown to JSON Schema, which ignores it (and
+        # Ajv warns); the pattern and description still say what the string holds.
+        out.pop("format")
+    is_nullable = out.pop("nullable", False)
     for exclusive, bound in (("exclusiveMaximum", "maximum"), ("exclusiveMinimum", "minimum")):
         if out.get(exclusive) is True and bound in out:
             out[exclusive] = out.pop(bound)
@@ -115,7 +155,31 @@ def _to_json_schema(node: Any) -> Any:
             out.pop(exclusive)
     # drf-spectacular marks ChoiceField enums with an OpenAPI-only type hint; keep enums.
     out.pop("x-spec-enum-id", None)
-    return out
+    return nullable(out) if is_nullable else out
+
+
+# The formats JSON Schema 2020-12 defines (its format vocabulary).
+_FORMATS = frozenset(
+    {
+        "date-time", "date", "time", "duration", "email", "idn-email", "hostname",
+        "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference",
+        "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+    }
+)  # fmt: skip
+# Keywords that describe a value rather than constrain it: they stay outside anyOf.
+_ANNOTATIONS = ("title", "description", "default", "examples", "readOnly", "writeOnly")
+
+
+def nullable(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` or ``null``, as ``anyOf`` branches of one ``type`` each.
+
+    Not ``"type": ["string", "null"]``: legal JSON Schema, but clients that map tool
+    schemas onto a one-type dialect (Gemini's OpenAPI subset) drop or refuse it; the MCP
+    Inspector's portability check warns about it.
+    """
+    annotations = {key: schema[key] for key in _ANNOTATIONS if key in schema}
+    branch = {key: value for key, value in schema.items() if key not in annotations}
+    return {**annotations, "anyOf": [branch, {"type": "null"}]}
 
 
 def assert_narrows(base: Mapping[str, Any], constraint: Mapping[str, Any]) -> None:

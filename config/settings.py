@@ -168,8 +168,12 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.JSONRenderer",
         "affordances.rest.browsable.AffordancesBrowsableAPIRenderer",
         "affordances.rest.renderers.HalFormsRenderer",
+        "affordances.rest.renderers.HalRenderer",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Accept's q-values decide, on the project's own views too (the app's views use it
+    # whatever this says).
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "affordances.rest.ContentNegotiation",
+    "DEFAULT_SCHEMA_CLASS": "affordances.rest.AutoSchema",
     # The project's own endpoints (the token views) take JSON only, bounded in size and
     # depth; the app's views add the browsable API's forms (without files).
     "DEFAULT_PARSER_CLASSES": ["affordances.rest.parsers.JSONParser"],
@@ -198,6 +202,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "django-affordances demo API",
     "DESCRIPTION": "Stable verbs, dynamic affordances: orders with their operations.",
     "VERSION": "0.1.0",
+    "LICENSE": {"name": "MIT", "identifier": "MIT"},
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

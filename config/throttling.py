@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib import admin
 from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 from rest_framework_simplejwt.views import TokenObtainPairView, TokenRefreshView
@@ -43,12 +44,14 @@ class AuthRateThrottle(SimpleRateThrottle):
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
 
 
+@extend_schema_view(post=extend_schema(summary="Obtain an access and a refresh token"))
 class ThrottledTokenObtainPairView(NoStoreMixin, TokenObtainPairView):
     """``POST /api/token/``, rate-limited per client address; answers are not cached."""
 
     throttle_classes = [AuthRateThrottle]
 
 
+@extend_schema_view(post=extend_schema(summary="Exchange a refresh token for a new access token"))
 class ThrottledTokenRefreshView(NoStoreMixin, TokenRefreshView):
     """``POST /api/token/refresh/``, rate-limited per client address; answers are not cached."""
 

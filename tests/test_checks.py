@@ -332,7 +332,22 @@ def test_no_hal_forms_renderer_is_w005():
         "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     }
     with override_settings(REST_FRAMEWORK=rest):
-        assert _ids(check_rest_face()) == ["affordances.W005"]
+        assert _ids(check_rest_face()) == ["affordances.W005", "affordances.W007"]
+
+
+def test_no_plain_hal_renderer_is_w007():
+    from affordances.rest.checks import check_rest_face
+
+    renderers = [
+        name
+        for name in django_settings.REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"]
+        if not name.endswith(".HalRenderer")
+    ]
+    rest = {**django_settings.REST_FRAMEWORK, "DEFAULT_RENDERER_CLASSES": renderers}
+    with override_settings(REST_FRAMEWORK=rest):
+        messages = check_rest_face()
+    assert _ids(messages) == ["affordances.W007"]
+    assert "application/hal+json" in messages[0].msg
 
 
 def test_drf_spectacular_without_its_schema_class_is_w006():

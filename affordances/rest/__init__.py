@@ -22,7 +22,14 @@ if TYPE_CHECKING:
         not_found_view,
         problem_exception_handler,
     )
-    from affordances.rest.renderers import HAL_FORMS_MEDIA_TYPE, HalFormsRenderer
+    from affordances.rest.negotiation import ContentNegotiation
+    from affordances.rest.openapi import AutoSchema
+    from affordances.rest.renderers import (
+        HAL_FORMS_MEDIA_TYPE,
+        HAL_MEDIA_TYPE,
+        HalFormsRenderer,
+        HalRenderer,
+    )
     from affordances.rest.routers import ResourceRouter
     from affordances.rest.schema import SchemaView
     from affordances.rest.serializers import AffordancesMixin
@@ -39,10 +46,14 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "AffordancesBrowsableAPIRenderer": "browsable",
     "AffordancesMixin": "serializers",
+    "AutoSchema": "openapi",
+    "ContentNegotiation": "negotiation",
     "CreateResourceMixin": "viewsets",
     "EntryPointView": "views",
     "HAL_FORMS_MEDIA_TYPE": "renderers",
+    "HAL_MEDIA_TYPE": "renderers",
     "HalFormsRenderer": "renderers",
+    "HalRenderer": "renderers",
     "ListResourceMixin": "viewsets",
     "OperationDetailView": "views",
     "OperationListView": "views",
@@ -59,11 +70,15 @@ _EXPORTS = {
 
 __all__ = [
     "HAL_FORMS_MEDIA_TYPE",
+    "HAL_MEDIA_TYPE",
     "AffordancesBrowsableAPIRenderer",
     "AffordancesMixin",
+    "AutoSchema",
+    "ContentNegotiation",
     "CreateResourceMixin",
     "EntryPointView",
     "HalFormsRenderer",
+    "HalRenderer",
     "ListResourceMixin",
     "OperationDetailView",
     "OperationListView",

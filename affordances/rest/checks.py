@@ -10,7 +10,7 @@ from django.urls import NoReverseMatch, reverse
 from rest_framework.settings import api_settings
 
 from affordances.catalog import get_catalog
-from affordances.rest.renderers import HalFormsRenderer
+from affordances.rest.renderers import HalFormsRenderer, HalRenderer
 
 __all__ = ["check_rest_face"]
 
@@ -61,19 +61,26 @@ def _check_routes(catalog: Any) -> list[checks.CheckMessage]:
 
 
 def _check_renderers() -> list[checks.CheckMessage]:
-    """W005: HAL-FORMS is part of the REST face; without its renderer clients get 406."""
+    """W005, W007: HAL-FORMS and HAL are part of the REST face; without their renderers a
+    client asking for them gets 406."""
     renderers: list[Any] = list(api_settings.DEFAULT_RENDERER_CLASSES)  # classes, not paths
-    if any(issubclass(cls, HalFormsRenderer) for cls in renderers):
-        return []
-    return [
-        checks.Warning(
-            "REST_FRAMEWORK['DEFAULT_RENDERER_CLASSES'] has no HAL-FORMS renderer: "
-            "Accept: application/prs.hal-forms+json answers 406 (and interface C reads "
-            "nothing).",
-            hint='Add "affordances.rest.renderers.HalFormsRenderer" after the JSON renderer.',
-            id="affordances.W005",
+    messages: list[checks.CheckMessage] = []
+    for renderer, consequence, check_id in (
+        (HalFormsRenderer, " (and interface C reads nothing)", "affordances.W005"),
+        (HalRenderer, "", "affordances.W007"),
+    ):
+        if any(issubclass(cls, renderer) for cls in renderers):
+            continue
+        messages.append(
+            checks.Warning(
+                f"REST_FRAMEWORK['DEFAULT_RENDERER_CLASSES'] has no {renderer.__name__}: "
+                f"Accept: {renderer.media_type} answers 406{consequence}.",
+                hint=f'Add "affordances.rest.renderers.{renderer.__name__}" after the JSON '
+                "renderer.",
+                id=check_id,
+            )
         )
-    ]
+    return messages
 
 
 def _check_schema_class() -> list[checks.CheckMessage]:

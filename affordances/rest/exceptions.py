@@ -35,15 +35,31 @@ from affordances.problems import (
     problem_type,
     title_of,
 )
+from affordances.rest.negotiation import ContentNegotiation
+from affordances.rest.openapi import AutoSchema
 from affordances.rest.parsers import PARSER_CLASSES, RequestTooLarge
 
 __all__ = [
+    "HiddenRoute",
     "ProblemResponsesMixin",
     "caller",
+    "not_found_response",
     "not_found_view",
     "problem_exception_handler",
     "unauthenticated",
+    "unmatched_route_view",
 ]
+
+
+class HiddenRoute(Http404):
+    """A route of an operation the caller may not use.
+
+    Raised before DRF negotiates, checks methods or throttles, and answered past DRF's
+    exception handling (no ``Allow``, no ``Vary: Accept``) with exactly what a URL under
+    the app's views that matches no route answers: :func:`not_found_response`, byte for
+    byte, headers included, whatever the method, ``Accept``, ``format`` or ``DEBUG``.
+    """
+
 
 _DRF_CODES: list[tuple[type[Exception], ProblemCode]] = [
     (exceptions.NotFound, ProblemCode.NOT_FOUND),
@@ -191,6 +207,10 @@ class ProblemResponsesMixin:
 
     affordances_problem_documents = True
     parser_classes: Sequence[type[BaseParser]] = PARSER_CLASSES
+    # Accept's q-values decide (Ketting's default header asks HAL-FORMS first).
+    content_negotiation_class = ContentNegotiation
+    # The document states what the app's views enforce, whatever DEFAULT_SCHEMA_CLASS is.
+    schema = AutoSchema()
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return problem_exception_handler
@@ -199,7 +219,12 @@ class ProblemResponsesMixin:
         refusal = self.refuse_unauthenticated(request, *args, **kwargs)
         if refusal is not None:
             return refusal
-        return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+        try:
+            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+        except HiddenRoute:
+            # The caller is authenticated (else refused above): what a made-up URL under
+            # the app's views answers them.
+            return _not_found()
 
     def refuse_unauthenticated(
         self, request: HttpRequest, *args: Any, **kwargs: Any
@@ -269,13 +294,36 @@ def _refusal_above(func: Any, request: HttpRequest) -> HttpResponse | None:
     return view.refuse_unauthenticated(request)
 
 
-def not_found_view(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """``handler404``: URLs under the app's views that match no route answer a problem
-    (after the same credentials check as their neighbours that exist)."""
+def _not_found() -> HttpResponse:
+    return _problem_response(Problem.not_found().as_dict(), 404)
+
+
+def not_found_response(request: HttpRequest) -> HttpResponse | None:
+    """What a URL under the app's views that matches no route answers (after the same
+    credentials check as its neighbours that exist); None for a URL elsewhere."""
     func = _problem_view_above(request.path_info)
-    if func is not None:
-        refusal = _refusal_above(func, request)
-        if refusal is not None:
-            return refusal
-        return _problem_response(Problem.not_found().as_dict(), 404)
-    return page_not_found(request, exception)
+    if func is None:
+        return None
+    return _refusal_above(func, request) or _not_found()
+
+
+def not_found_view(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """``handler404``: URLs under the app's views that match no route answer a problem."""
+    return not_found_response(request) or page_not_found(request, exception)
+
+
+def unmatched_route_view(viewset: type) -> Callable[..., HttpResponse]:
+    """The last route under a resource's prefix (:class:`ResourceRouter` adds it): any
+    path there that no route matches — a made-up action, an extra segment — answers
+    :func:`not_found_response` as a view, so ``DEBUG``'s HTML 404 page never stands in
+    for the problem document the OpenAPI document promises."""
+
+    def view(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return not_found_response(request) or _not_found()
+
+    # Read by _problem_view_above/_refusal_above: the viewset's credentials check.
+    view.cls = viewset  # type: ignore[attr-defined]
+    view.initkwargs = {}  # type: ignore[attr-defined]
+    # Like DRF's views: a session POST without a CSRF token still gets the 404.
+    view.csrf_exempt = True  # type: ignore[attr-defined]
+    return view

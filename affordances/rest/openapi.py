@@ -1,21 +1,129 @@
-"""drf-spectacular post-processing: the OpenAPI document as one more face of the catalog.
+"""The OpenAPI document as one more face of the catalog, exactly as strict as the server.
 
-Served to a caller, the document leaves out every operation that caller lacks the
-capability for (and the components only they used), like every other face. It also
-states the uniform error model: any operation may answer a problem document
-(``application/problem+json``) with the statuses listed in ``ERROR_STATUSES``, and
-HAL-FORMS bodies are described as HAL-FORMS, not as the JSON representation.
+:class:`AutoSchema` is drf-spectacular's, stating what DRF enforces and spectacular
+leaves out: a ``CharField`` refuses ``""``, whitespace alone and NUL characters; the
+app's decimals take a JSON number or a plain decimal string, within the field's digits
+and bounds; every operation has a summary.
+
+:func:`postprocess` (a spectacular hook): served to a caller, the document leaves out
+every operation that caller lacks the capability for (and the components only they
+used), like every other face. An operation's input refuses unknown properties, and a
+transition's also takes ``expectedVersion``. It states the uniform error model: any
+operation may answer a problem document (``application/problem+json``) with the
+statuses listed in ``ERROR_STATUSES``; HAL and HAL-FORMS bodies are described as such,
+not as the JSON representation. It names the server it is served from and states
+``security: []`` on operations that take no credentials.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
+
+from django.urls import get_script_prefix
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from rest_framework import serializers
 
 from affordances.catalog import get_catalog
 from affordances.names import HAL_FORMS_MEDIA_TYPE
+from affordances.operations import Kind
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
+from affordances.rest.renderers import HAL_MEDIA_TYPE
+from affordances.schemas import add_text_rules
 
-__all__ = ["ERROR_STATUSES", "postprocess"]
+__all__ = ["ERROR_STATUSES", "AutoSchema", "postprocess"]
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """``REST_FRAMEWORK["DEFAULT_SCHEMA_CLASS"]``; the app's own views use it anyway."""
+
+    _direction = "response"
+
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> Any:
+        outer, self._direction = self._direction, direction
+        try:
+            return super()._map_basic_serializer(serializer, direction)
+        finally:
+            self._direction = outer
+
+    def _map_serializer_field(
+        self, field: Any, direction: str, bypass_extensions: bool = False
+    ) -> Any:
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        if (
+            direction == "request"
+            and isinstance(field, serializers.DecimalField)
+            and isinstance(schema, dict)
+            and schema.get("type") == "string"
+        ):
+            return _decimal_request(field, schema)
+        return schema
+
+    def _insert_field_validators(self, field: Any, schema: dict[str, Any]) -> None:
+        super()._insert_field_validators(field, schema)
+        if self._direction == "request":
+            add_text_rules(field, schema)
+
+    def get_summary(self) -> str | None:
+        summary = super().get_summary()
+        if summary:
+            return str(summary)
+        resource = _resource_of(self.view)
+        action = getattr(self.view, "action", None)
+        if resource is not None and action == "list":
+            return f"List {resource.plural}"
+        if resource is not None and action == "retrieve":
+            return f"Get one {resource.name}"
+        # Any other view: its operation id, read as words ("token_refresh_create").
+        return str(self.get_operation_id()).replace("_", " ").capitalize()
+
+
+def _resource_of(view: Any) -> Any:
+    model = getattr(view, "model", None)
+    return get_catalog().resource_for(model) if model is not None else None
+
+
+def _decimal_request(field: serializers.DecimalField, mapped: dict[str, Any]) -> dict[str, Any]:
+    """A JSON number or a plain decimal string (SPEC §6), each within the field's limits."""
+    annotations = {k: mapped[k] for k in ("description", "title", "writeOnly") if k in mapped}
+    number: dict[str, Any] = {"type": "number"}
+    text: dict[str, Any] = {"type": "string"}
+    places = field.decimal_places
+    whole = (
+        field.max_digits - (places or 0)
+        if field.max_digits is not None and places is not None
+        else field.max_whole_digits
+    )
+    if places is not None:
+        number["multipleOf"] = float(Decimal(1).scaleb(-places))
+    if field.max_value is not None:
+        number["maximum"] = float(field.max_value)
+    elif whole is not None:
+        number.update(maximum=float(Decimal(10) ** whole), exclusiveMaximum=True)
+    if field.min_value is not None:
+        number["minimum"] = float(field.min_value)
+    elif whole is not None:
+        number.update(minimum=-float(Decimal(10) ** whole), exclusiveMinimum=True)
+    text["pattern"] = _decimal_pattern(field, whole)
+    return {**annotations, "anyOf": [number, text]}
+
+
+def _decimal_pattern(field: serializers.DecimalField, whole: int | None) -> str:
+    """The plain decimal strings the field takes: ASCII digits, at most ``whole`` of them
+    before the point (leading zeros aside) and ``decimal_places`` after it. A lower bound
+    of 0 drops the sign; one of exactly one unit of the last place also refuses zero."""
+    minimum = field.min_value
+    places = field.decimal_places
+    sign = "" if minimum is not None and minimum >= 0 else "-?"
+    digits = f"0*[0-9]{{1,{whole}}}" if whole is not None else "[0-9]+"
+    fraction = (
+        f"(?:\\.[0-9]{{1,{places}}})?" if places else ("" if places == 0 else "(?:\\.[0-9]+)?")
+    )
+    smallest = Decimal(1).scaleb(-places) if places is not None else None
+    positive = minimum is not None and smallest is not None and Decimal(minimum) == smallest
+    not_zero = "(?!0*(?:\\.0*)?$)" if positive else ""
+    return f"^{not_zero}{sign}{digits}{fraction}$"
+
 
 ERROR_STATUSES = {
     "400": "Malformed request or invalid arguments (malformed_request, validation_error).",
@@ -29,7 +137,13 @@ ERROR_STATUSES = {
     "422": "Idempotency key reused.",
     "429": "Too many requests.",
 }
-_HAL_BODY = {"type": "object", "description": "HAL-FORMS: `_links`, `_templates`, `_embedded`."}
+_HAL_BODIES = {
+    HAL_FORMS_MEDIA_TYPE: {
+        "type": "object",
+        "description": "HAL-FORMS: `_links`, `_templates`, `_embedded`.",
+    },
+    HAL_MEDIA_TYPE: {"type": "object", "description": "HAL: `_links`, `_embedded`."},
+}
 _METHODS = {"get", "put", "post", "patch", "delete", "head", "options", "trace"}
 
 
@@ -39,13 +153,50 @@ def postprocess(
     user = getattr(request, "user", None)
     if user is not None:
         _hide_operations(result, user)
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
     for methods in result.get("paths", {}).values():
         for method, operation in methods.items():
             if method in _METHODS:
                 _complete_responses(operation)
-    result.setdefault("components", {}).setdefault("schemas", {})["Problem"] = PROBLEM_SCHEMA
+                _strict_inputs(operation, schemas)
+                # Explicit: the token endpoints take no credentials (Redocly: security-defined).
+                operation.setdefault("security", [])
+    schemas["Problem"] = PROBLEM_SCHEMA
+    if request is not None and not result.get("servers"):
+        # Paths are written from the URLconf's root: the server is this site's root.
+        root = request.build_absolute_uri(get_script_prefix()).rstrip("/")
+        result["servers"] = [{"url": root}]
     _prune_components(result)
     return result
+
+
+_EXPECTED_VERSION = {
+    "description": "The version you acted on (the affordance's validForVersion); a stale "
+    "one is refused with 412 stale_version. Or send it as If-Match.",
+    "oneOf": [
+        {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
+        {"type": "string", "pattern": "^[0-9]+$"},
+    ],
+}
+
+
+def _strict_inputs(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
+    """The body of a catalog operation takes its input serializer's fields and nothing
+    else (``Unknown argument.``); a transition's also its ``expectedVersion``."""
+    found = get_catalog().lookup(str(operation.get("operationId", "")))
+    if found is None or found.kind == Kind.READ:
+        return
+    for media in operation.get("requestBody", {}).get("content", {}).values():
+        schema = media.get("schema", {})
+        ref = schema.get("$ref", "")
+        target = schemas.get(ref.rsplit("/", 1)[-1]) if ref else schema
+        if not isinstance(target, dict):
+            continue
+        target["additionalProperties"] = False
+        target.setdefault("properties", {})
+        target.setdefault("type", "object")
+        if found.kind == Kind.TRANSITION:
+            target["properties"]["expectedVersion"] = _EXPECTED_VERSION
 
 
 def _hide_operations(result: dict[str, Any], user: Any) -> None:
@@ -64,8 +215,10 @@ def _complete_responses(operation: dict[str, Any]) -> None:
     problem = {PROBLEM_CONTENT_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}
     for status, response in responses.items():
         content = response.get("content")
-        if status.startswith("2") and content and HAL_FORMS_MEDIA_TYPE in content:
-            content[HAL_FORMS_MEDIA_TYPE] = {"schema": _HAL_BODY}
+        if status.startswith("2") and content:
+            for media_type, body in _HAL_BODIES.items():
+                if media_type in content:
+                    content[media_type] = {"schema": body}
         elif not status.startswith("2"):
             # Errors are problem documents, whatever the Accept header asked for.
             response["content"] = problem

@@ -1,10 +1,15 @@
-"""HAL-FORMS (mamund's ``application/prs.hal-forms+json``) built from the same evaluation.
+"""HAL-FORMS (mamund's ``application/prs.hal-forms+json``) built from the same evaluation,
+and plain HAL (``application/hal+json``) beside it.
 
-The renderer rewrites what the DRF serializer produced: ``affordances`` become
+The HAL-FORMS renderer rewrites what the DRF serializer produced: ``affordances`` become
 ``_templates`` (one per available operation, keyed by operation name), properties come
 from the input serializer narrowed by the constraints (:mod:`affordances.inputs`), and
 the version travels as a hidden ``expectedVersion``. Unavailable operations get no
 template; operations the caller may not know get nothing at all.
+
+Plain HAL has links and embedded resources but no forms: the same document without
+``_templates``, the affordance lists kept as the properties they are in JSON (a HAL
+client still learns what applies, and where to send it).
 """
 
 from __future__ import annotations
@@ -23,7 +28,15 @@ from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Operation
 from affordances.resources import Resource
 
-__all__ = ["HAL_FORMS_MEDIA_TYPE", "HalFormsRenderer", "hal_document"]
+__all__ = [
+    "HAL_FORMS_MEDIA_TYPE",
+    "HAL_MEDIA_TYPE",
+    "HalFormsRenderer",
+    "HalRenderer",
+    "hal_document",
+]
+
+HAL_MEDIA_TYPE = "application/hal+json"
 
 _HIDDEN_LISTS = ("affordances", "unavailableAffordances")
 
@@ -100,9 +113,14 @@ def _absolute(request: Any, name: str, **kwargs: Any) -> str | None:
     return request.build_absolute_uri(path) if request is not None else path
 
 
-def _item(data: dict[str, Any], resource: Resource | None, request: Any) -> dict[str, Any]:
+def _item(
+    data: dict[str, Any], resource: Resource | None, request: Any, *, forms: bool
+) -> dict[str, Any]:
     catalog = get_catalog()
-    document = {key: value for key, value in data.items() if key not in _HIDDEN_LISTS}
+    if not forms:
+        document = dict(data)
+    else:
+        document = {key: value for key, value in data.items() if key not in _HIDDEN_LISTS}
     links: dict[str, Any] = {}
     if data.get("url"):
         links["self"] = {"href": data["url"]}
@@ -110,6 +128,9 @@ def _item(data: dict[str, Any], resource: Resource | None, request: Any) -> dict
         collection = _absolute(request, f"{resource.basename}-list")
         if collection:
             links["collection"] = {"href": collection}
+    document["_links"] = links
+    if not forms:
+        return document
     templates: dict[str, Any] = {}
     for affordance in data.get("affordances", []):
         operation = catalog.lookup(affordance["name"])
@@ -121,12 +142,13 @@ def _item(data: dict[str, Any], resource: Resource | None, request: Any) -> dict
             affordance.get("constraints") or {},
             affordance.get("validForVersion"),
         )
-    document["_links"] = links
     document["_templates"] = templates
     return document
 
 
-def _collection(data: dict[str, Any], resource: Resource | None, request: Any) -> dict[str, Any]:
+def _collection(
+    data: dict[str, Any], resource: Resource | None, request: Any, *, forms: bool
+) -> dict[str, Any]:
     links: dict[str, Any] = {}
     if request is not None:
         links["self"] = {"href": request.build_absolute_uri()}
@@ -138,10 +160,14 @@ def _collection(data: dict[str, Any], resource: Resource | None, request: Any) -
         "count": data.get("count"),
         "_links": links,
         "_embedded": {
-            embedded_name: [_item(item, resource, request) for item in data.get("results", [])]
+            embedded_name: [
+                _item(item, resource, request, forms=forms) for item in data.get("results", [])
+            ]
         },
-        "_templates": {},
     }
+    if not forms:
+        return document
+    document["_templates"] = {}
     create = get_catalog().create_for(resource.model) if resource is not None else None
     user = getattr(request, "user", None)
     if create is not None and user is not None:
@@ -152,22 +178,22 @@ def _collection(data: dict[str, Any], resource: Resource | None, request: Any) -
     return document
 
 
-def hal_document(data: Any, *, request: Any = None, view: Any = None) -> Any:
-    """The HAL-FORMS form of a DRF response body (item, paginated collection or links)."""
+def hal_document(data: Any, *, request: Any = None, view: Any = None, forms: bool = True) -> Any:
+    """The HAL-FORMS form of a DRF response body (item, paginated collection or links);
+    with ``forms=False``, plain HAL (no ``_templates``)."""
     if not isinstance(data, dict):
         return data
     model = getattr(view, "model", None)
     resource = get_catalog().resource_for(model) if model is not None else None
     if isinstance(data.get("results"), list):
-        return _collection(data, resource, request)
+        return _collection(data, resource, request, forms=forms)
     if "_links" in data:
-        return {**data, "_templates": data.get("_templates", {})}
-    return _item(data, resource, request)
+        return {**data, "_templates": data.get("_templates", {})} if forms else data
+    return _item(data, resource, request, forms=forms)
 
 
-class HalFormsRenderer(JSONRenderer):
-    media_type = HAL_FORMS_MEDIA_TYPE
-    format = "hal-forms"
+class _HalDocumentRenderer(JSONRenderer):
+    forms: bool
 
     def render(
         self,
@@ -180,5 +206,24 @@ class HalFormsRenderer(JSONRenderer):
         if response is not None and response.status_code >= 400:
             # Problem documents stay problem documents.
             return super().render(data, accepted_media_type, renderer_context)
-        document = hal_document(data, request=context.get("request"), view=context.get("view"))
+        document = hal_document(
+            data, request=context.get("request"), view=context.get("view"), forms=self.forms
+        )
         return super().render(document, accepted_media_type, renderer_context)
+
+
+class HalFormsRenderer(_HalDocumentRenderer):
+    """``application/prs.hal-forms+json``: links, embedded resources and a form for each
+    available operation."""
+
+    media_type = HAL_FORMS_MEDIA_TYPE
+    format = "hal-forms"
+    forms = True
+
+
+class HalRenderer(_HalDocumentRenderer):
+    """``application/hal+json``: links and embedded resources, no forms."""
+
+    media_type = HAL_MEDIA_TYPE
+    format = "hal"
+    forms = False

@@ -55,7 +55,9 @@ class EntryPointView(ProblemResponsesMixin, APIView):
     """``GET /api/``: links to every registered collection and to the catalog."""
 
     @extend_schema(
-        operation_id="entry_point", responses={200: OpenApiResponse(description="Links.")}
+        operation_id="entry_point",
+        summary="Entry point: links to every collection and the catalog",
+        responses={200: OpenApiResponse(description="Links.")},
     )
     def get(self, request: Request) -> Response:
         links: dict[str, Any] = {"self": {"href": request.build_absolute_uri()}}
@@ -74,6 +76,7 @@ class OperationListView(ProblemResponsesMixin, APIView):
 
     @extend_schema(
         operation_id="operations_list",
+        summary="The operation catalog",
         responses={200: OpenApiResponse(description="The operation catalog.")},
     )
     def get(self, request: Request) -> Response:
@@ -93,6 +96,7 @@ class OperationDetailView(ProblemResponsesMixin, APIView):
 
     @extend_schema(
         operation_id="operations_retrieve",
+        summary="One operation of the catalog, by name or URN",
         responses={
             200: OpenApiResponse(description="One operation."),
             404: ProblemSerializer,

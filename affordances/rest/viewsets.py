@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from django.db import models
-from django.http import Http404, QueryDict
+from django.http import QueryDict
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, viewsets
 from rest_framework.decorators import action
@@ -33,7 +33,7 @@ from affordances.problems import Problem
 from affordances.representations import plain
 from affordances.resources import Resource
 from affordances.rest.documentation import document_create, document_list
-from affordances.rest.exceptions import ProblemResponsesMixin, caller
+from affordances.rest.exceptions import HiddenRoute, ProblemResponsesMixin, caller
 from affordances.rest.serializers import wants_affordances
 from affordances.rest.views import ProblemSerializer, vary_private
 
@@ -51,15 +51,6 @@ _IF_MATCH = re.compile(r'^\s*"(\d{1,19})"\s*$')
 PAGE_PARAM = "page"
 PAGE_SIZE_PARAM = "page_size"
 _NOT_FILTERS = {PAGE_PARAM, PAGE_SIZE_PARAM, "format", "affordances"}
-
-
-class HiddenRoute(Http404):
-    """A route of an operation the caller may not use.
-
-    Left to Django (re-raised past DRF's exception handling), so it answers exactly what
-    a URL that matches no route answers: the project's ``handler404``, byte for byte,
-    headers included, whatever the method, ``Accept`` or ``format``.
-    """
 
 
 def _caller(request: Request) -> Any:
@@ -347,7 +338,7 @@ class TransitionActionsMixin:
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, HiddenRoute):
-            raise exc  # no DRF rendering, Allow or Vary: Django's 404, as for /refundx/
+            raise exc  # no DRF rendering, Allow or Vary (ProblemResponsesMixin answers it)
         return super().handle_exception(exc)  # type: ignore[misc]
 
     def get_extra_action_url_map(self) -> dict[str, str]:
