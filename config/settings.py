@@ -202,7 +202,7 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "django-affordances demo API",
     "DESCRIPTION": "Stable verbs, dynamic affordances: orders with their operations.",
     "VERSION": "0.1.0",
-    "LICENSE": {"name": "MIT", "identifier": "MIT"},
+    "LICENSE": {"name": "MIT", "url": "https://opensource.org/licenses/MIT"},
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

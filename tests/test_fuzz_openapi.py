@@ -9,6 +9,14 @@ several roles. Two properties, each its own test per operation and role:
 - every answer is described by the document: a documented status code and media type,
   and a body and headers valid against the schema documented for them.
 
+And a third, per role, against the document that role is served: **every** check
+schemathesis has, request side included — what the document calls valid is accepted,
+what it calls invalid is refused, no method it leaves out is served, credentials are
+not ignored. A static document cannot know an object's state: a transition's
+``expectedVersion`` must be the object's current version (412 otherwise), and the
+affordance's ``constraints`` narrow the inputs per object and caller (400 otherwise).
+Those refusals are accepted only when the object, read just before, says so.
+
 A third test sends what schemathesis cannot generate — JSON strings that are not Unicode
 (lone surrogate escapes) — to every documented POST: no 5xx either.
 
@@ -28,6 +36,7 @@ from typing import Any
 
 import pytest
 import schemathesis
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
@@ -38,15 +47,19 @@ from hypothesis import strategies as st
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 from schemathesis import GenerationMode
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import CHECKS, load_all_checks, not_a_server_error
 from schemathesis.specs.openapi.checks import (
+    RejectedPositiveData,
     content_type_conformance,
+    positive_data_acceptance,
     response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
 
+from affordances.arguments import SchemaValidator
 from affordances.catalog import get_catalog
+from orders.rules import is_customer
 from tests.conftest import Demo
 
 ROLES = ("admin", "support", "warehouse", "alice")
@@ -167,6 +180,156 @@ def _fuzz(openapi: Any, demo: Demo, role: str, method: str, path: str, checks: l
 
     with _connections_kept():
         fuzz()
+
+
+def _served(demo: Demo, role: str) -> Any:
+    """The document as ``role`` is served it (their operations only)."""
+    token = AccessToken.for_user(demo.users[role])
+    with _connections_kept():
+        return schemathesis.openapi.from_wsgi(
+            "/api/schema/",
+            get_wsgi_application(),
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/vnd.oai.openapi+json",
+            },
+        )
+
+
+def _all_checks() -> list[Any]:
+    load_all_checks()
+    return [check for check in CHECKS.get_all() if check is not positive_data_acceptance]
+
+
+class _StateRefusals:
+    """Which refusals of valid-looking data the object's state explains, read from the
+    object itself (as the caller sees it) before each request."""
+
+    def __init__(self, client: APIClient) -> None:
+        self.client = client
+        self.keys: set[str] = set()
+
+    def before(self, case: Any) -> dict[str, Any] | None:
+        order = case.path_parameters.get("id") if case.path_parameters else None
+        if order is None:
+            return None
+        answer = self.client.get(f"/api/orders/{order}/")
+        return answer.json() if answer.status_code == 200 else None
+
+    def explains(self, case: Any, response: Any, current: dict[str, Any] | None) -> bool:
+        body = case.body if isinstance(case.body, dict) else {}
+        headers = {k.lower(): v for k, v in (case.headers or {}).items()}
+        key = headers.get("idempotency-key")
+        reused = key is not None and key in self.keys
+        if key is not None:
+            self.keys.add(key)
+        if response.status_code == 422:
+            return reused  # idempotency_key_reused: this run sent the key before
+        if response.status_code == 400 and case.path == "/api/orders/":
+            # A customer named by a username no customer has, as an id nothing has.
+            errors = set(response.json().get("errors", {}))
+            named = body.get("customer")
+            return errors == {"customer"} and not _is_customer(named)
+        if current is None:
+            return False
+        if response.status_code == 412:
+            sent = body.get("expectedVersion", headers.get("if-match", "").strip('"'))
+            return str(sent) != str(current["version"])
+        if response.status_code != 400:
+            return False
+        # validation_error: only arguments the affordance's constraints refuse.
+        operation = case.operation.definition.raw.get("operationId")
+        affordance = next(
+            (a for a in current.get("affordances", []) if a["name"] == operation), None
+        )
+        errors = set(response.json().get("errors", {}))
+        if affordance is None or not errors:
+            return False
+        constraints = affordance.get("constraints") or {}
+        refused = {
+            str(error.path[0]) if error.path else "nonFieldErrors"
+            for error in SchemaValidator(constraints).iter_errors(_typed(body))
+        }
+        return errors <= refused
+
+
+def _is_customer(username: Any) -> bool:
+    user = get_user_model().objects.filter(username=str(username)).first()
+    return user is not None and is_customer(user)
+
+
+def _summary(exc: BaseExceptionGroup) -> str:
+    """The failures schemathesis found, without its reproduction blocks."""
+    found = "; ".join(
+        f"{type(f).__name__}: {str(getattr(f, 'message', f)).splitlines()[0]}"
+        for f in exc.exceptions
+    )
+    return " ".join([found, *getattr(exc, "__notes__", [])])
+
+
+def _typed(body: dict[str, Any]) -> dict[str, Any]:
+    """Decimal strings as the numbers the constraints compare (the server does the same)."""
+    typed = {}
+    for name, value in body.items():
+        try:
+            typed[name] = float(value) if isinstance(value, str) and name == "amount" else value
+        except ValueError:
+            typed[name] = value
+    return typed
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ROLES)
+def test_every_check_passes_on_the_document_each_role_is_served(demo: Demo, role: str) -> None:
+    served = _served(demo, role)
+    # A stale expectedVersion is refused (412) before the arguments are read (SPEC §6:
+    # version, then state, then arguments): invalid data refused all the same.
+    rejection = served.config.checks.negative_data_rejection
+    rejection.expected_statuses = [*rejection.expected_statuses, "412"]
+    headers = {"Authorization": f"Bearer {AccessToken.for_user(demo.users[role])}"}
+    reader = APIClient()
+    reader.force_authenticate(demo.users[role])
+    state = _StateRefusals(reader)
+    checks = _all_checks()
+    failures: list[str] = []
+    for result in served.get_all_operations():
+        operation = result.ok()
+        path = operation.path
+
+        def cases(mode: GenerationMode, path: str = path, operation: Any = operation) -> Any:
+            return _path_parameters(demo, path).flatmap(
+                lambda fixed: operation.as_strategy(generation_mode=mode, path_parameters=fixed)
+            )
+
+        @FUZZ_SETTINGS
+        @given(case=st.one_of(cases(GenerationMode.POSITIVE), cases(GenerationMode.NEGATIVE)))
+        def fuzz(case: Any) -> None:
+            current = state.before(case)
+            response = case.call(headers=headers)
+            # The request and answer, for the report (schemathesis's own is a page long).
+            sent = f"{case.method} {case.formatted_path} {case.query} {case.body!r}"
+            seen = f"{response.status_code} {response.text[:300]}"
+            try:
+                case.validate_response(response, checks=checks, headers=headers)
+            except BaseExceptionGroup as exc:
+                exc.add_note(f"{sent} -> {seen}")
+                raise
+            try:
+                case.validate_response(response, checks=[positive_data_acceptance], headers=headers)
+            except BaseExceptionGroup as exc:  # schemathesis's FailureGroup
+                rejected = all(isinstance(f, RejectedPositiveData) for f in exc.exceptions)
+                if not (rejected and state.explains(case, response, current)):
+                    exc.add_note(f"{sent} -> {seen}")
+                    raise
+            else:
+                state.explains(case, response, current)  # remembers the idempotency key
+
+        with _connections_kept():
+            try:
+                fuzz()
+            except BaseExceptionGroup as exc:  # every operation runs; all are reported
+                failures.append(f"{operation.label}: {_summary(exc)}")
+    assert not failures, "\n\n".join(failures)
 
 
 @pytest.mark.django_db

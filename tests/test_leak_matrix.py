@@ -109,6 +109,12 @@ STALE = 999_999
 UNKNOWN = "no_such_operation"
 MCP = {"A": "/mcp/static", "B": "/mcp", "C": "/mcp/forms"}
 HAL = "application/prs.hal-forms+json"
+# Ketting's default Accept, verbatim: q-values ask HAL-FORMS first.
+KETTING_ACCEPT = (
+    "application/prs.hal-forms+json;q=1.0, application/hal+json;q=0.9, "
+    "application/vnd.api+json;q=0.8, application/vnd.siren+json;q=0.8, "
+    "application/vnd.collection+json;q=0.8, application/json;q=0.7, text/html;q=0.6"
+)
 LEGACY = "2025-11-25"
 
 # --- observations ---------------------------------------------------------------------
@@ -561,6 +567,8 @@ def observe_admin_catalog(o: Observer, seen: Seen) -> None:
 ACCEPTS = (
     "application/json",
     HAL,
+    "application/hal+json",
+    KETTING_ACCEPT,
     "text/html",
     "application/problem+json",
     "application/xml",

@@ -162,8 +162,11 @@ def test_rest_mcp_and_perform_see_the_same_tickets(tickets, people, who) -> None
     # Paging came from the registration (PAGE_SIZE 2), not from any demo number.
     first = client.get("/v2/tickets/", **headers).json()
     assert len(first["results"]) == 2
-    clamped = client.get("/v2/tickets/?page_size=50", **headers).json()
-    assert len(clamped["results"]) == min(3, len(expected))  # MAX_PAGE_SIZE 3
+    largest = client.get("/v2/tickets/?page_size=3", **headers).json()
+    assert len(largest["results"]) == min(3, len(expected))  # MAX_PAGE_SIZE 3
+    beyond = client.get("/v2/tickets/?page_size=4", **headers)
+    assert beyond.status_code == 400
+    assert beyond.json()["errors"] == {"page_size": ["An integer from 1 to 3."]}
 
 
 def test_a_hidden_ticket_is_404_on_rest_mcp_and_hal_forms(tickets, people) -> None:

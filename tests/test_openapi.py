@@ -67,3 +67,114 @@ def test_every_operation_documents_problem_responses(schema):
             for status in ("400", "401", "404"):
                 content = operation["responses"][status]["content"]
                 assert list(content) == ["application/problem+json"]
+
+
+# --- the document is as strict as the server (issue: third-party clients) -------------
+
+METHODS = {"get", "post", "put", "patch", "delete"}
+
+
+def _served(api, role: str) -> dict:
+    response = api(role).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def _operations(document: dict):
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method in METHODS:
+                yield path, method, operation
+
+
+def _request_schema(document: dict, path: str) -> dict:
+    body = document["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+    ref = body["schema"]["$ref"]
+    return document["components"]["schemas"][ref.rsplit("/", 1)[-1]]
+
+
+def test_the_document_names_its_server_licence_summaries_and_security(schema):
+    # Redocly's recommended ruleset: no-empty-servers, info-license, operation-summary,
+    # security-defined (the token endpoints take no credentials: security: []).
+    assert schema["servers"] == [{"url": "http://testserver"}]
+    assert schema["info"]["license"]["name"] == "MIT"
+    for path, method, operation in _operations(schema):
+        assert operation.get("summary"), (method, path)
+        assert "security" in operation, (method, path)
+    assert schema["paths"]["/api/token/"]["post"]["security"] == []
+    assert schema["paths"]["/api/orders/"]["get"]["security"] != []
+
+
+def test_operation_inputs_refuse_unknown_properties_and_transitions_take_a_version(schema):
+    for path in ("/api/orders/", "/api/orders/{id}/cancel/", "/api/orders/{id}/refund/"):
+        component = _request_schema(schema, path)
+        assert component["additionalProperties"] is False, path
+    cancel = _request_schema(schema, "/api/orders/{id}/cancel/")
+    assert "expectedVersion" in cancel["properties"]
+    assert "expectedVersion" not in _request_schema(schema, "/api/orders/")["properties"]
+
+
+def test_a_create_input_says_this_callers_constraints(api):
+    # Staff name the customer; a customer may name only herself (orders.rules).
+    staff = _request_schema(_served(api, "support"), "/api/orders/")
+    customer = _request_schema(_served(api, "alice"), "/api/orders/")
+    assert "customer" in staff["required"]
+    assert customer["properties"]["customer"]["enum"] == ["alice"]
+    assert "customer" not in customer.get("required", [])
+
+
+def _created(api, demo, **arguments) -> int:
+    body = {"description": "A lamp", "total": "12.50", "customer": "alice", **arguments}
+    return api("support").post("/api/orders/", body, format="json").status_code
+
+
+@pytest.mark.parametrize(
+    "description", ["", " ", "\t\n", "\x1c", "\u3000", "a", " a ", "\ufeff", "a\x00b", "x" * 200]
+)
+def test_a_text_inputs_schema_admits_exactly_what_the_server_takes(api, demo, schema, description):
+    import re
+
+    prop = _request_schema(schema, "/api/orders/")["properties"]["description"]
+    admitted = len(description) >= prop["minLength"] and bool(
+        re.search(prop["pattern"], description)
+    )
+    assert admitted == (_created(api, demo, description=description) == 201), description
+
+
+@pytest.mark.parametrize(
+    "total",
+    ["1", "0.01", "12.5", "0012.50", "9999999999.99", "0", "0.00", "-1", "1.234", "1.", ".5",
+     "10000000000", "1e2", "1_0", "١٢", " 1", "0x10"],
+)  # fmt: skip
+def test_a_decimal_strings_pattern_admits_exactly_what_the_server_takes(api, demo, schema, total):
+    import re
+
+    prop = _request_schema(schema, "/api/orders/")["properties"]["total"]
+    (text,) = [branch for branch in prop["anyOf"] if branch["type"] == "string"]
+    admitted = re.search(text["pattern"], total) is not None
+    assert admitted == (_created(api, demo, total=total) == 201), total
+
+
+@pytest.mark.parametrize("total", [1, 0.01, 12.5, 9999999999.99, 0, -1, 1.234, 1e10])
+def test_a_decimal_numbers_bounds_admit_exactly_what_the_server_takes(api, demo, schema, total):
+    from decimal import Decimal
+
+    prop = _request_schema(schema, "/api/orders/")["properties"]["total"]
+    (number,) = [branch for branch in prop["anyOf"] if branch["type"] == "number"]
+    value = Decimal(str(total))
+    admitted = (
+        value >= Decimal(str(number["minimum"]))
+        and value < Decimal(str(number["maximum"]))
+        and value % Decimal(str(number["multipleOf"])) == 0
+    )
+    assert number["exclusiveMaximum"] is True
+    assert admitted == (_created(api, demo, total=total) == 201), total
+
+
+def test_list_parameters_say_what_the_server_takes(schema):
+    parameters = {
+        p["name"]: p["schema"] for p in schema["paths"]["/api/orders/"]["get"]["parameters"]
+    }
+    assert parameters["page"] == {"type": "integer", "minimum": 1}
+    assert parameters["page_size"] == {"type": "integer", "minimum": 1, "maximum": 200}
+    assert "" in parameters["status"]["enum"]  # the filter form's "any"

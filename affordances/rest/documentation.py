@@ -34,8 +34,10 @@ def _filter_parameters(resource: Resource) -> list[OpenApiParameter]:
             OpenApiParameter(
                 name,
                 OpenApiTypes.STR,
-                enum=[str(value) for value, _ in choices] if choices else None,
-                description=f"Only {resource.plural} whose {filter_.label or name} is this.",
+                # Empty is "any" (django-filter; the browsable API's filter form sends it).
+                enum=[*(str(value) for value, _ in choices), ""] if choices else None,
+                description=f"Only {resource.plural} whose {filter_.label or name} is this "
+                "(empty: any).",
             )
         )
     return parameters
@@ -44,10 +46,14 @@ def _filter_parameters(resource: Resource) -> list[OpenApiParameter]:
 def document_list(view: View, resource: Resource, *, page: str, size: str) -> View:
     serializer_class = resource.serializer_class
     parameters = [
-        OpenApiParameter(page, OpenApiTypes.INT, description="A page number, from 1."),
+        OpenApiParameter(
+            page,
+            {"type": "integer", "minimum": 1},
+            description="A page number, from 1; past the last page is not_found.",
+        ),
         OpenApiParameter(
             size,
-            OpenApiTypes.INT,
+            {"type": "integer", "minimum": 1, "maximum": resource.max_page_size},
             description=f"Items per page (default {resource.page_size}, "
             f"at most {resource.max_page_size}).",
         ),

@@ -46,8 +46,10 @@ class MediaRange:
             return False
         if self.subtype != "*" and self.subtype != media_type.subtype:
             return False
-        offered = dict(media_type.params)
-        return all(offered.get(key) == value for key, value in self.params)
+        # As DRF's own matching: a parameter the renderer declares must agree; one only
+        # the client names (``indent=4``, ``version=2``) is for the renderer to read.
+        asked = dict(self.params)
+        return all(asked.get(key, value) == value for key, value in media_type.params)
 
 
 def _quality(text: str | None) -> float:
@@ -85,8 +87,11 @@ class ContentNegotiation(DefaultContentNegotiation):
         format_suffix: str | None = None,
     ) -> tuple[BaseRenderer, str]:
         format_param = self.settings.URL_FORMAT_OVERRIDE
-        wanted = format_suffix or (request.query_params.get(format_param) if format_param else None)
-        if wanted:
+        wanted = format_suffix
+        if wanted is None and format_param and format_param in request.query_params:
+            # Present means chosen: ``?format=`` names no renderer (404, as ``?format=x``).
+            wanted = request.query_params[format_param]
+        if wanted is not None:
             renderers = self.filter_renderers(renderers, wanted)
         ranges = [
             parsed

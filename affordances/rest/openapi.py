@@ -17,14 +17,17 @@ not as the JSON representation. It names the server it is served from and states
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser
 from django.urls import get_script_prefix
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from rest_framework import serializers
 
 from affordances.catalog import get_catalog
+from affordances.evaluation import Available, evaluate
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Kind
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
@@ -153,12 +156,14 @@ def postprocess(
     user = getattr(request, "user", None)
     if user is not None:
         _hide_operations(result, user)
+    else:
+        user = AnonymousUser()
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     for methods in result.get("paths", {}).values():
         for method, operation in methods.items():
             if method in _METHODS:
                 _complete_responses(operation)
-                _strict_inputs(operation, schemas)
+                _strict_inputs(operation, schemas, user)
                 # Explicit: the token endpoints take no credentials (Redocly: security-defined).
                 operation.setdefault("security", [])
     schemas["Problem"] = PROBLEM_SCHEMA
@@ -180,9 +185,10 @@ _EXPECTED_VERSION = {
 }
 
 
-def _strict_inputs(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
+def _strict_inputs(operation: dict[str, Any], schemas: dict[str, Any], user: Any) -> None:
     """The body of a catalog operation takes its input serializer's fields and nothing
-    else (``Unknown argument.``); a transition's also its ``expectedVersion``."""
+    else (``Unknown argument.``); a transition's also its ``expectedVersion``. A create
+    operation's constraints depend on the caller alone, so this caller's are stated."""
     found = get_catalog().lookup(str(operation.get("operationId", "")))
     if found is None or found.kind == Kind.READ:
         return
@@ -197,6 +203,28 @@ def _strict_inputs(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
         target.setdefault("type", "object")
         if found.kind == Kind.TRANSITION:
             target["properties"]["expectedVersion"] = _EXPECTED_VERSION
+        elif found.kind == Kind.CREATE:
+            result = evaluate(found, None, user)
+            if isinstance(result, Available) and result.constraints:
+                _narrow(target, result.constraints)
+
+
+def _narrow(schema: dict[str, Any], constraints: Mapping[str, Any]) -> None:
+    """Apply constraints (JSON Schema that only narrows, see ``assert_narrows``) to an
+    OpenAPI 3.0 object schema, in place."""
+    required = [*schema.get("required", [])]
+    required += [name for name in constraints.get("required", []) if name not in required]
+    if required:
+        schema["required"] = required
+    for name, narrowed in constraints.get("properties", {}).items():
+        prop = schema["properties"].setdefault(name, {})
+        for key, value in narrowed.items():
+            if key == "const":
+                prop["enum"] = [value]
+            elif key == "pattern" and "pattern" in prop:
+                prop.setdefault("allOf", []).append({"pattern": value})
+            else:
+                prop[key] = float(value) if isinstance(value, Decimal) else value
 
 
 def _hide_operations(result: dict[str, Any], user: Any) -> None:

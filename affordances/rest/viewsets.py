@@ -53,6 +53,10 @@ PAGE_SIZE_PARAM = "page_size"
 _NOT_FILTERS = {PAGE_PARAM, PAGE_SIZE_PARAM, "format", "affordances"}
 
 
+def _in_range(text: str, maximum: int) -> bool:
+    return re.fullmatch(r"[0-9]{1,9}", text) is not None and 1 <= int(text) <= maximum
+
+
 def _caller(request: Request) -> Any:
     """The authenticated user, or None when authentication fails (no exception here)."""
     try:
@@ -174,6 +178,12 @@ class ListResourceMixin:
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         resource: Resource = self.resource  # type: ignore[attr-defined]
         params = request.query_params
+        size = params.get(PAGE_SIZE_PARAM)
+        if size is not None and not _in_range(size, resource.max_page_size):
+            # As the document (and MCP's pageSize) says: not a size quietly replaced.
+            raise Problem.validation(
+                {PAGE_SIZE_PARAM: [f"An integer from 1 to {resource.max_page_size}."]}
+            )
         page = reads.list_page(
             resource,
             request.user,

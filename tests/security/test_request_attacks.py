@@ -29,8 +29,17 @@ LEGACY = "2025-11-25"
 
 # Every spelling of a request a client can vary without changing what it asks for.
 METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
-ACCEPTS = (None, "application/json", HAL, "text/html", "application/xml", "*/*")
-FORMATS = (None, "json", "api", "hal-forms")
+ACCEPTS = (
+    None,
+    "application/json",
+    HAL,
+    "application/hal+json",
+    "application/prs.hal-forms+json;q=1.0, application/json;q=0.7, text/html;q=0.6",
+    "text/html",
+    "application/xml",
+    "*/*",
+)
+FORMATS = (None, "json", "api", "hal-forms", "hal")
 
 
 def token_for(user: Any) -> str:
@@ -104,6 +113,34 @@ def test_3_a_hidden_route_is_byte_identical_to_a_missing_one_for_every_method_ac
         assert wire(hidden) == wire(missing), (method, url, extra)
         assert hidden.status_code == 404
         assert not hidden.has_header("Allow")
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_3_with_debug_on_too_every_unmatched_or_hidden_api_route_is_the_same_problem(
+    unchanged: Demo, settings: Any, debug: bool
+) -> None:
+    # DEBUG's HTML 404 page must not stand in for the problem the document promises
+    # (schemathesis: POST /api/orders/0.5/confirm/ answered HTML with DEBUG=1).
+    settings.DEBUG = debug
+    client = bearer(unchanged, "alice")
+    mine = unchanged.orders["demo-01"].pk  # alice's; confirm is hidden from her
+    answers = {
+        path: wire(request(client, method, path, HTTP_ACCEPT=accept))
+        for path in (
+            f"/api/orders/{mine}/confirm/",  # hidden
+            "/api/orders/0.5/confirm/",  # a malformed id on a hidden route
+            f"/api/orders/{mine}/confirmx/",  # made up
+            f"/api/orders/{mine}/cancel/extra/",  # an extra segment
+        )
+        for method, accept in (("POST", "application/json"),)
+    }
+    assert len(set(answers.values())) == 1, answers
+    # A malformed id on a route she may use: that route's own not_found (with its Allow).
+    answers["/api/orders/0.5/cancel/"] = wire(client.post("/api/orders/0.5/cancel/"))
+    for status, headers, body in answers.values():
+        assert status == 404
+        assert dict(headers)["Content-Type"] == PROBLEM
+        assert json.loads(body)["code"] == "not_found"
 
 
 def test_2_the_browsable_api_shows_no_hidden_operation(unchanged: Demo) -> None:
