@@ -10,6 +10,7 @@ failure leaves state, version, audit log and idempotency records as they were.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from affordances.problems import Problem
 from affordances.resources import Resource
 
 __all__ = [
+    "VERSION_STRING",
     "Outcome",
     "Represent",
     "may_create",
@@ -54,16 +56,23 @@ class Outcome:
     replayed: bool = False
 
 
+# A version sent as a string (HAL-FORMS' hidden value, a form field): ASCII digits, no
+# sign, space or "*" (If-Match has its own syntax), at most 18 significant digits, so
+# every string this admits is below 2**63.
+VERSION_STRING = "0*[1-9][0-9]{0,17}"
+_VERSION_STRING = re.compile(VERSION_STRING)
+
+
 def parse_version(value: Any, *, name: str = "expectedVersion") -> int | None:
-    """An expected version from JSON (integer), HAL-FORMS (string) or If-Match."""
-    if value is None or value == "*":
+    """An expected version from JSON (an integer) or HAL-FORMS and forms (a string)."""
+    if value is None:
         return None
     if isinstance(value, bool):
         raise Problem.validation({name: ["Must be an integer version."]})
     if isinstance(value, int):
         number = value
-    elif isinstance(value, str) and value.strip().isdigit():
-        number = int(value.strip())
+    elif isinstance(value, str) and _VERSION_STRING.fullmatch(value):
+        number = int(value)
     else:
         raise Problem.validation({name: ["Must be an integer version."]})
     if not 1 <= number <= _MAX_BIGINT:

@@ -178,3 +178,21 @@ def test_list_parameters_say_what_the_server_takes(schema):
     assert parameters["page"] == {"type": "integer", "minimum": 1}
     assert parameters["page_size"] == {"type": "integer", "minimum": 1, "maximum": 200}
     assert "" in parameters["status"]["enum"]  # the filter form's "any"
+
+
+@pytest.mark.parametrize(
+    "version",
+    ["1", "0001", "999999999999999999", "0", "000", " 1", "+1", "١", "*", "1.0", "", "-1",
+     "9223372036854775807"],
+)  # fmt: skip
+def test_a_version_strings_pattern_admits_exactly_what_the_server_reads(api, demo, schema, version):
+    import re
+
+    prop = _request_schema(schema, "/api/orders/{id}/cancel/")["properties"]["expectedVersion"]
+    (text,) = [branch for branch in prop["oneOf"] if branch["type"] == "string"]
+    order = demo.order("demo-01").pk
+    body = {"reason": "customer_request", "expectedVersion": version}
+    answer = api("support").post(f"/api/orders/{order}/cancel/", body, format="json")
+    read = answer.status_code != 400  # 200, or 412 for a version that is not the current one
+    assert answer.status_code in (200, 400, 412)
+    assert (re.search(text["pattern"], version) is not None) == read, (version, answer.content)

@@ -28,6 +28,7 @@ from rest_framework import serializers
 
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, evaluate
+from affordances.execution import VERSION_STRING
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Kind
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
@@ -180,7 +181,7 @@ _EXPECTED_VERSION = {
     "one is refused with 412 stale_version. Or send it as If-Match.",
     "oneOf": [
         {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
-        {"type": "string", "pattern": "^[0-9]+$"},
+        {"type": "string", "pattern": f"^{VERSION_STRING}$"},
     ],
 }
 
