@@ -56,10 +56,25 @@ class Outcome:
     replayed: bool = False
 
 
+def _at_most(limit: int) -> str:
+    """A regular expression for the decimal numbers from 1 to ``limit``, leading zeros
+    allowed: shorter numbers, then each digit below the limit's at each position."""
+    digits = str(limit)
+    size = len(digits)
+    branches = [f"[1-9][0-9]{{0,{size - 2}}}"] if size > 1 else []
+    for position, digit in enumerate(digits):
+        low = "1" if position == 0 else "0"
+        if int(digit) > int(low):
+            rest = size - position - 1
+            tail = f"[0-9]{{{rest}}}" if rest else ""
+            branches.append(f"{digits[:position]}[{low}-{int(digit) - 1}]{tail}")
+    branches.append(digits)
+    return "0*(?:" + "|".join(branches) + ")"
+
+
 # A version sent as a string (HAL-FORMS' hidden value, a form field): ASCII digits, no
-# sign, space or "*" (If-Match has its own syntax), at most 18 significant digits, so
-# every string this admits is below 2**63.
-VERSION_STRING = "0*[1-9][0-9]{0,17}"
+# sign, space or "*" (If-Match has its own syntax), at most a bigint, as a JSON integer.
+VERSION_STRING = _at_most(_MAX_BIGINT)
 _VERSION_STRING = re.compile(VERSION_STRING)
 
 

@@ -183,7 +183,7 @@ def test_list_parameters_say_what_the_server_takes(schema):
 @pytest.mark.parametrize(
     "version",
     ["1", "0001", "999999999999999999", "0", "000", " 1", "+1", "١", "*", "1.0", "", "-1",
-     "9223372036854775807"],
+     "9223372036854775807", "9223372036854775808", "09223372036854775807"],
 )  # fmt: skip
 def test_a_version_strings_pattern_admits_exactly_what_the_server_reads(api, demo, schema, version):
     import re

@@ -56,12 +56,20 @@ class AutoSchema(SpectacularAutoSchema):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         if (
             direction == "request"
+            and self._runs_operations()
             and isinstance(field, serializers.DecimalField)
             and isinstance(schema, dict)
             and schema.get("type") == "string"
         ):
             return _decimal_request(field, schema)
         return schema
+
+    def _runs_operations(self) -> bool:
+        """An app view: its inputs go through ``validate_arguments`` (plain decimals only);
+        DRF alone also takes ``"1e2"`` or ``" 12 "``, which spectacular's mapping allows."""
+        from affordances.rest.exceptions import PROBLEM_DOCUMENTS_ATTRIBUTE  # (a cycle)
+
+        return bool(getattr(self.view, PROBLEM_DOCUMENTS_ATTRIBUTE, False))
 
     def _insert_field_validators(self, field: Any, schema: dict[str, Any]) -> None:
         super()._insert_field_validators(field, schema)
@@ -115,7 +123,8 @@ def _decimal_request(field: serializers.DecimalField, mapped: dict[str, Any]) ->
 def _decimal_pattern(field: serializers.DecimalField, whole: int | None) -> str:
     """The plain decimal strings the field takes: ASCII digits, at most ``whole`` of them
     before the point (leading zeros aside) and ``decimal_places`` after it. A lower bound
-    of 0 drops the sign; one of exactly one unit of the last place also refuses zero."""
+    of 0 drops the sign; one of exactly one unit of the last place also refuses zero.
+    Other bounds only the number branch states: a pattern cannot compare values."""
     minimum = field.min_value
     places = field.decimal_places
     sign = "" if minimum is not None and minimum >= 0 else "-?"
