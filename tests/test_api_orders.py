@@ -272,7 +272,7 @@ def test_invalid_page_number_is_404_not_500(api: Api, demo: Demo, page: str) -> 
     assert api("support").get(f"/api/orders/?page={page}").status_code == 404
 
 
-@pytest.mark.parametrize("page_size", ["abc", "0", "-5", "201", "1000", "1.5", "", "١٢"])
+@pytest.mark.parametrize("page_size", ["abc", "0", "-5", "201", "1000", "1.5", "", "\u0661\u0662"])
 def test_a_page_size_the_document_refuses_is_a_validation_error(
     api: Api, demo: Demo, page_size: str
 ) -> None:

@@ -144,7 +144,7 @@ def test_a_text_inputs_schema_admits_exactly_what_the_server_takes(api, demo, sc
 @pytest.mark.parametrize(
     "total",
     ["1", "0.01", "12.5", "0012.50", "9999999999.99", "0", "0.00", "-1", "1.234", "1.", ".5",
-     "10000000000", "1e2", "1_0", "١٢", " 1", "0x10"],
+     "10000000000", "1e2", "1_0", "\u0661\u0662", " 1", "0x10"],
 )  # fmt: skip
 def test_a_decimal_strings_pattern_admits_exactly_what_the_server_takes(api, demo, schema, total):
     import re
@@ -182,7 +182,7 @@ def test_list_parameters_say_what_the_server_takes(schema):
 
 @pytest.mark.parametrize(
     "version",
-    ["1", "0001", "999999999999999999", "0", "000", " 1", "+1", "١", "*", "1.0", "", "-1",
+    ["1", "0001", "999999999999999999", "0", "000", " 1", "+1", "\u0661", "*", "1.0", "", "-1",
      "9223372036854775807", "9223372036854775808", "09223372036854775807"],
 )  # fmt: skip
 def test_a_version_strings_pattern_admits_exactly_what_the_server_reads(api, demo, schema, version):
