@@ -7,7 +7,7 @@ DEMO_STAMP := $(VENV)/.installed-demo
 LOAD_STAMP := $(VENV)/.installed-load
 PORT ?= 8000
 
-.PHONY: demo test bench load experiment lint format clean
+.PHONY: demo test clients bench load experiment lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,16 @@ demo: $(DEMO_STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Real third-party clients (clients/package.json: the MCP conformance suite, the MCP
+# Inspector CLI, Ketting, Redocly, on Node 22) against a live server; make test runs
+# them too once they are installed, and skips them otherwise.
+clients/node_modules/.installed: clients/package-lock.json
+	npm ci --prefix clients --no-audit --no-fund
+	touch $@
+
+clients: $(STAMP) clients/node_modules/.installed
+	$(BIN)/python -m pytest tests/clients $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python manage.py bench_affordances

@@ -214,6 +214,10 @@ class _StateRefusals:
         if order is None:
             return None
         answer = self.client.get(f"/api/orders/{order}/")
+        # Django's test client reconnects close_old_connections when it is done; the
+        # fuzz's WSGI requests must still keep the test's connection (_connections_kept).
+        request_started.disconnect(close_old_connections)
+        request_finished.disconnect(close_old_connections)
         return answer.json() if answer.status_code == 200 else None
 
     def explains(self, case: Any, response: Any, current: dict[str, Any] | None) -> bool:
@@ -261,7 +265,7 @@ def _is_customer(username: Any) -> bool:
 def _summary(exc: BaseExceptionGroup) -> str:
     """The failures schemathesis found, without its reproduction blocks."""
     found = "; ".join(
-        f"{type(f).__name__}: {str(getattr(f, 'message', f)).splitlines()[0]}"
+        f"{type(f).__name__}: {(str(getattr(f, 'message', f)).splitlines() or [''])[0]}"
         for f in exc.exceptions
     )
     return " ".join([found, *getattr(exc, "__notes__", [])])

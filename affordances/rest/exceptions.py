@@ -24,8 +24,10 @@ from django.urls import Resolver404, resolve
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.views.defaults import page_not_found
 from rest_framework import exceptions
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
+from rest_framework.schemas.inspectors import ViewInspector
 from rest_framework.views import exception_handler
 
 from affordances.problems import (
@@ -208,9 +210,9 @@ class ProblemResponsesMixin:
     affordances_problem_documents = True
     parser_classes: Sequence[type[BaseParser]] = PARSER_CLASSES
     # Accept's q-values decide (Ketting's default header asks HAL-FORMS first).
-    content_negotiation_class = ContentNegotiation
+    content_negotiation_class: type[BaseContentNegotiation] = ContentNegotiation
     # The document states what the app's views enforce, whatever DEFAULT_SCHEMA_CLASS is.
-    schema = AutoSchema()
+    schema: ViewInspector | None = AutoSchema()
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return problem_exception_handler

@@ -10,7 +10,7 @@ this one". ``?format=`` still picks a renderer outright.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from django.utils.http import parse_header_parameters
@@ -83,9 +83,10 @@ class ContentNegotiation(DefaultContentNegotiation):
     def select_renderer(
         self,
         request: Request,
-        renderers: Sequence[BaseRenderer],
+        renderers: Iterable[BaseRenderer],
         format_suffix: str | None = None,
     ) -> tuple[BaseRenderer, str]:
+        renderers = list(renderers)
         format_param = self.settings.URL_FORMAT_OVERRIDE
         wanted = format_suffix
         if wanted is None and format_param and format_param in request.query_params:

@@ -97,7 +97,9 @@ def _resource_of(view: Any) -> Any:
 
 def _decimal_request(field: serializers.DecimalField, mapped: dict[str, Any]) -> dict[str, Any]:
     """A JSON number or a plain decimal string (SPEC §6), each within the field's limits."""
-    annotations = {k: mapped[k] for k in ("description", "title", "writeOnly") if k in mapped}
+    annotations: dict[str, Any] = {
+        k: mapped[k] for k in ("description", "title", "writeOnly") if k in mapped
+    }
     number: dict[str, Any] = {"type": "number"}
     text: dict[str, Any] = {"type": "string"}
     places = field.decimal_places
