@@ -140,16 +140,7 @@ def openapi(demo: Demo) -> Any:
     Fetched as the superuser: were the document ever narrowed to the caller's
     capabilities, this one still holds every operation.
     """
-    token = AccessToken.for_user(demo.users["admin"])
-    with _connections_kept():
-        return schemathesis.openapi.from_wsgi(
-            "/api/schema/",
-            get_wsgi_application(),
-            headers={
-                "Authorization": f"Bearer {token}",
-                "Accept": "application/vnd.oai.openapi+json",
-            },
-        )
+    return _served(demo, "admin")
 
 
 def _path_parameters(demo: Demo, path: str) -> st.SearchStrategy[dict[str, Any] | None]:
