@@ -7,6 +7,7 @@ objects ``perform`` may act on — in the order and pages the registration decla
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -69,19 +70,20 @@ def filtered(
     return filterset.qs
 
 
-def page_size(resource: Resource, requested: Any = None) -> int:
-    """The page size for a request: the registration's default, at most its maximum.
+_SIZE = re.compile(r"[0-9]{1,9}")
 
-    Lenient like DRF's paginators: a missing or unreadable size is the default, a
-    larger one the maximum (faces with a schema validate before they get here).
-    """
-    try:
-        size = int(requested)
-    except (TypeError, ValueError):
+
+def page_size(resource: Resource, requested: Any = None, *, argument: str = "page_size") -> int:
+    """The page size for a request: the registration's default, or the one asked for,
+    from 1 to its maximum. Anything else is a ``validation_error`` on ``argument`` (the
+    face's name for it), not a size quietly replaced: the OpenAPI document and the MCP
+    tool's schema say so."""
+    if requested is None:
         return resource.page_size
-    if size < 1:
-        return resource.page_size
-    return min(size, resource.max_page_size)
+    text = "" if isinstance(requested, bool) else str(requested)
+    if _SIZE.fullmatch(text) is None or not 1 <= int(text) <= resource.max_page_size:
+        raise Problem.validation({argument: [f"An integer from 1 to {resource.max_page_size}."]})
+    return int(text)
 
 
 def list_page(
@@ -91,11 +93,13 @@ def list_page(
     filters: Mapping[str, Any],
     page: Any = 1,
     size: Any = None,
+    size_argument: str = "page_size",
     request: Any = None,
 ) -> Page:
     """One page of the objects ``user`` may see; a page past the end is not_found."""
     paginator = Paginator(
-        filtered(resource, user, filters, request=request), page_size(resource, size)
+        filtered(resource, user, filters, request=request),
+        page_size(resource, size, argument=size_argument),
     )
     try:
         current = paginator.page(1 if page is None else page)

@@ -40,6 +40,7 @@ def _page(ctx: Context, resource: Resource, arguments: dict[str, Any]) -> dict[s
         filters=filters,
         page=arguments.get("page", 1),
         size=arguments.get("pageSize"),
+        size_argument="pageSize",
         request=ctx.request,
     )
     # next/previous are the REST collection's own links, so both faces page alike.

@@ -53,10 +53,6 @@ PAGE_SIZE_PARAM = "page_size"
 _NOT_FILTERS = {PAGE_PARAM, PAGE_SIZE_PARAM, "format", "affordances"}
 
 
-def _in_range(text: str, maximum: int) -> bool:
-    return re.fullmatch(r"[0-9]{1,9}", text) is not None and 1 <= int(text) <= maximum
-
-
 def _caller(request: Request) -> Any:
     """The authenticated user, or None when authentication fails (no exception here)."""
     try:
@@ -178,18 +174,13 @@ class ListResourceMixin:
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         resource: Resource = self.resource  # type: ignore[attr-defined]
         params = request.query_params
-        size = params.get(PAGE_SIZE_PARAM)
-        if size is not None and not _in_range(size, resource.max_page_size):
-            # As the document (and MCP's pageSize) says: not a size quietly replaced.
-            raise Problem.validation(
-                {PAGE_SIZE_PARAM: [f"An integer from 1 to {resource.max_page_size}."]}
-            )
         page = reads.list_page(
             resource,
             request.user,
             filters={k: v for k, v in params.items() if k not in _NOT_FILTERS},
             page=params.get(PAGE_PARAM, 1),
             size=params.get(PAGE_SIZE_PARAM),
+            size_argument=PAGE_SIZE_PARAM,
             request=request,
         )
         serializer = self.get_serializer(page.objects, many=True)  # type: ignore[attr-defined]
