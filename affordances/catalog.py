@@ -17,6 +17,7 @@ from typing import Any
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from affordances import memo
 from affordances.declarations import enabling_settings
 from affordances.encoding import canonical_json
 from affordances.operations import Operation, build_operations
@@ -139,6 +140,7 @@ def reset_catalog() -> None:
     global _catalog
     with _lock:
         _catalog = None
+    memo.clear()  # every memoized document was built from the old catalog
 
 
 @receiver(setting_changed)

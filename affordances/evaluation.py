@@ -10,6 +10,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from django_fsm import Transition
+
 from affordances.declarations import DEFAULT_STATE_REASON, MISCONFIGURED_REASON, condition_reason
 from affordances.operations import Operation
 from affordances.schemas import ConstraintWidens, assert_narrows
@@ -20,6 +22,7 @@ __all__ = [
     "Unavailable",
     "constraints_for",
     "evaluate",
+    "evaluate_in_state",
     "evaluate_permitted",
 ]
 
@@ -62,22 +65,51 @@ def evaluate_permitted(operation: Operation, instance: Any, user: Any) -> Evalua
 
     Lists check the capability once per request, not once per row.
     """
-    facts = operation.facts
+    return evaluate_in_state(operation, instance, user, operation.facts.field.get_state(instance))
+
+
+def evaluate_in_state(operation: Operation, instance: Any, user: Any, state: Any) -> Evaluation:
+    """:func:`evaluate_permitted` with the object's ``state`` already read (a list reads it
+    once per row for all the operations on its field)."""
     if callable(operation.permission) and not operation.permission(instance, user):
         return None
-    state = facts.field.get_state(instance)
-    fsm_transition = facts.transition_for(state)
-    spec = operation.spec
-    if not facts.meta.has_transition(state) or fsm_transition is None:
-        reason = spec.reasons.get(state, DEFAULT_STATE_REASON) if spec else DEFAULT_STATE_REASON
-        return Unavailable(operation, reason)
+    fsm_transition, refusal = _in_state(operation, state)
+    if refusal is not None:
+        return refusal
+    assert fsm_transition is not None
     for check in fsm_transition.conditions:
         if not check(instance):
             return Unavailable(operation, condition_reason(check))
+    spec = operation.spec
     for rule in spec.guards if spec else ():
         if not rule(instance, user):
             return Unavailable(operation, condition_reason(rule))
     return _constrained(operation, instance, user)
+
+
+# What the state alone decides, per operation and state: it depends on the declarations
+# only, so it is worked out once per process, not once per row (the catalog's operations
+# are rebuilt when the settings change, and so are the keys here).
+_STATE_OUTCOMES_MAX = 4096
+_STATE_OUTCOMES: dict[tuple[Operation, Any], tuple[Transition | None, Unavailable | None]] = {}
+
+
+def _in_state(operation: Operation, state: Any) -> tuple[Transition | None, Unavailable | None]:
+    key = (operation, state)
+    outcome = _STATE_OUTCOMES.get(key)
+    if outcome is None:
+        facts = operation.facts
+        fsm_transition = facts.transition_for(state)
+        if facts.meta.has_transition(state) and fsm_transition is not None:
+            outcome = (fsm_transition, None)
+        else:
+            spec = operation.spec
+            reason = spec.reasons.get(state, DEFAULT_STATE_REASON) if spec else DEFAULT_STATE_REASON
+            outcome = (None, Unavailable(operation, reason))
+        if len(_STATE_OUTCOMES) > _STATE_OUTCOMES_MAX:
+            _STATE_OUTCOMES.clear()  # a bound, for processes that rebuild catalogs often
+        _STATE_OUTCOMES[key] = outcome
+    return outcome
 
 
 def _constrained(operation: Operation, instance: Any, user: Any) -> Available | Unavailable:

@@ -6,7 +6,7 @@ set, ``resources/*`` to the registered models. Translates; decides nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
@@ -29,6 +29,11 @@ class ToolSet(Protocol):
 
     def list_tools(self, ctx: Context) -> list[dict[str, Any]]:
         """The caller's tools, in a deterministic order; never a function of state."""
+        ...
+
+    def list_key(self, ctx: Context) -> Hashable:
+        """Everything :meth:`list_tools` depends on for this caller (the list is built
+        once per key and process)."""
         ...
 
     def call_tool(
@@ -99,8 +104,12 @@ def server_for(profile: Profile) -> Server:
 
     # Per caller (the tools are the caller's catalog), fresh for a deployment's lifetime.
     listing = CacheHint(profile.list_ttl_ms, "private")
+
+    def tools_list_key(call: Call, params: dict[str, Any]) -> Hashable:
+        return (profile, tools.list_key(_context(profile, call)), repr(params.get("cursor")))
+
     methods = {
-        "tools/list": Method(bound(tools_list), listing),
+        "tools/list": Method(bound(tools_list), listing, memo_key=tools_list_key),
         "tools/call": Method(bound(tools_call)),
     }
     capabilities: dict[str, Any] = {"tools": {"listChanged": False}}

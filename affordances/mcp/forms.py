@@ -8,6 +8,7 @@ caller, so the catalog, evaluation and execution path are the same as everywhere
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from django.urls import NoReverseMatch, reverse
@@ -152,10 +153,15 @@ class FormsTools:
     """The same two tools for every caller; what each may do shows in the documents."""
 
     def list_tools(self, ctx: Context) -> list[dict[str, Any]]:
-        entry = ctx.absolute(reverse(ENTRY_POINT_URL_NAME))
         tools = [dict(tool) for tool in _TOOLS]
-        tools[0]["description"] = f"{tools[0]['description']} The entry point is {entry}"
+        tools[0]["description"] = f"{tools[0]['description']} The entry point is {self._entry(ctx)}"
         return tools
+
+    def list_key(self, ctx: Context) -> Hashable:
+        return self._entry(ctx)
+
+    def _entry(self, ctx: Context) -> str:
+        return str(ctx.absolute(reverse(ENTRY_POINT_URL_NAME)))
 
     def call_tool(
         self, ctx: Context, name: str, arguments: dict[str, Any], meta: dict[str, Any]

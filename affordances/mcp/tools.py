@@ -11,6 +11,7 @@ alike (-32602), without saying which — the no-leak rule.
 from __future__ import annotations
 
 import copy
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from affordances import execution
@@ -105,6 +106,11 @@ class CatalogTools:
             self._tool(ctx, catalog.documents[operation.name])
             for operation in catalog.for_user(ctx.user)
         ]
+
+    def list_key(self, ctx: Context) -> Hashable:
+        # The caller's capabilities, through the operations they let it know about.
+        operations = tuple(op.name for op in get_catalog().for_user(ctx.user))
+        return (ctx.affordances, ctx.problem_current, operations)
 
     def _tool(self, ctx: Context, entry: dict[str, Any]) -> dict[str, Any]:
         return {

@@ -26,6 +26,7 @@ from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from rest_framework import serializers
 
 from affordances.catalog import get_catalog
+from affordances.encoding import canonical_json
 from affordances.evaluation import Available, evaluate
 from affordances.execution import VERSION_STRING
 from affordances.names import HAL_FORMS_MEDIA_TYPE
@@ -34,7 +35,7 @@ from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
 from affordances.rest.renderers import HAL_MEDIA_TYPE
 from affordances.schemas import add_text_rules
 
-__all__ = ["ERROR_STATUSES", "AutoSchema", "postprocess"]
+__all__ = ["ERROR_STATUSES", "AutoSchema", "caller_key", "postprocess"]
 
 
 class AutoSchema(SpectacularAutoSchema):
@@ -177,11 +178,35 @@ def postprocess(
                 operation.setdefault("security", [])
     schemas["Problem"] = PROBLEM_SCHEMA
     if request is not None and not result.get("servers"):
-        # Paths are written from the URLconf's root: the server is this site's root.
-        root = request.build_absolute_uri(get_script_prefix()).rstrip("/")
-        result["servers"] = [{"url": root}]
+        result["servers"] = [{"url": _server_root(request)}]
     _prune_components(result)
     return result
+
+
+def caller_key(request: Any) -> tuple[Any, ...]:
+    """Everything of the request that :func:`postprocess` reads: the operations the
+    caller may know about, the constraints of its create operations, the server root.
+    Two requests with the same key are served the same document (``SchemaView``)."""
+    user = getattr(request, "user", None)
+    if user is None:
+        return (None, None, None)
+    operations = get_catalog().for_user(user)
+    creates = tuple(
+        (op.name, canonical_json(_create_constraints(op, user)))
+        for op in operations
+        if op.kind == Kind.CREATE
+    )
+    return (tuple(op.name for op in operations), creates, _server_root(request))
+
+
+def _server_root(request: Any) -> str:
+    # Paths are written from the URLconf's root: the server is this site's root.
+    return str(request.build_absolute_uri(get_script_prefix())).rstrip("/")
+
+
+def _create_constraints(operation: Any, user: Any) -> Mapping[str, Any]:
+    result = evaluate(operation, None, user)
+    return result.constraints if isinstance(result, Available) else {}
 
 
 _EXPECTED_VERSION = {
@@ -214,9 +239,9 @@ def _strict_inputs(operation: dict[str, Any], schemas: dict[str, Any], user: Any
             target["properties"]["expectedVersion"] = _EXPECTED_VERSION
         elif found.kind == Kind.CREATE and user is not None:
             # Generated without a caller (manage.py spectacular): no caller's constraints.
-            result = evaluate(found, None, user)
-            if isinstance(result, Available) and result.constraints:
-                _narrow(target, result.constraints)
+            constraints = _create_constraints(found, user)
+            if constraints:
+                _narrow(target, constraints)
 
 
 def _narrow(schema: dict[str, Any], constraints: Mapping[str, Any]) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
@@ -85,15 +86,8 @@ def hal_property(item: InputField) -> dict[str, Any]:
 
 
 def _template(
-    operation: Operation, target: str | None, constraints: dict[str, Any], version: Any = None
+    operation: Operation, target: str | None, properties: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    properties = [
-        hal_property(item) for item in input_fields(operation.input_serializer, constraints)
-    ]
-    if version is not None:
-        properties.append(
-            {"name": "expectedVersion", "type": "hidden", "readOnly": True, "value": str(version)}
-        )
     template: dict[str, Any] = {
         "title": operation.title,
         "method": operation.http_method,
@@ -105,6 +99,19 @@ def _template(
     return template
 
 
+def _properties(
+    operation: Operation, constraints: dict[str, Any], version: Any
+) -> list[dict[str, Any]]:
+    properties = [
+        hal_property(item) for item in input_fields(operation.input_serializer, constraints)
+    ]
+    if version is not None:
+        properties.append(
+            {"name": "expectedVersion", "type": "hidden", "readOnly": True, "value": str(version)}
+        )
+    return properties
+
+
 def _absolute(request: Any, name: str, **kwargs: Any) -> str | None:
     try:
         path = reverse(name, kwargs=kwargs or None)
@@ -113,69 +120,90 @@ def _absolute(request: Any, name: str, **kwargs: Any) -> str | None:
     return request.build_absolute_uri(path) if request is not None else path
 
 
-def _item(
-    data: dict[str, Any], resource: Resource | None, request: Any, *, forms: bool
-) -> dict[str, Any]:
-    catalog = get_catalog()
-    if not forms:
-        document = dict(data)
-    else:
-        document = {key: value for key, value in data.items() if key not in _HIDDEN_LISTS}
-    links: dict[str, Any] = {}
-    if data.get("url"):
-        links["self"] = {"href": data["url"]}
-    if resource is not None:
-        collection = _absolute(request, f"{resource.basename}-list")
+class _Document:
+    """One response turned into HAL: what its items share is worked out once, not per item
+    — the collection's link, and each form for the same operation, constraints and
+    version (the rows of a page mostly share them)."""
+
+    def __init__(self, resource: Resource | None, request: Any, *, forms: bool) -> None:
+        self.resource = resource
+        self.request = request
+        self.forms = forms
+        self.catalog = get_catalog()
+        self._properties: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+
+    @cached_property
+    def collection_url(self) -> str | None:
+        if self.resource is None:
+            return None
+        return _absolute(self.request, f"{self.resource.basename}-list")
+
+    def template(
+        self, operation: Operation, target: str | None, constraints: dict[str, Any], version: Any
+    ) -> dict[str, Any]:
+        # repr tells JSON values apart exactly (1 and "1", 1.0 and 1): equal keys, equal forms.
+        key = (operation.name, repr(constraints), repr(version))
+        properties = self._properties.get(key)
+        if properties is None:
+            properties = self._properties[key] = _properties(operation, constraints, version)
+        # A copy per form: whoever gets the document may change it.
+        return _template(operation, target, [dict(prop) for prop in properties])
+
+    def item(self, data: dict[str, Any]) -> dict[str, Any]:
+        if not self.forms:
+            document = dict(data)
+        else:
+            document = {key: value for key, value in data.items() if key not in _HIDDEN_LISTS}
+        links: dict[str, Any] = {}
+        if data.get("url"):
+            links["self"] = {"href": data["url"]}
+        collection = self.collection_url
         if collection:
             links["collection"] = {"href": collection}
-    document["_links"] = links
-    if not forms:
+        document["_links"] = links
+        if not self.forms:
+            return document
+        templates: dict[str, Any] = {}
+        for affordance in data.get("affordances", []):
+            operation = self.catalog.lookup(affordance["name"])
+            if operation is None:
+                continue
+            templates[operation.name] = self.template(
+                operation,
+                affordance.get("target"),
+                affordance.get("constraints") or {},
+                affordance.get("validForVersion"),
+            )
+        document["_templates"] = templates
         return document
-    templates: dict[str, Any] = {}
-    for affordance in data.get("affordances", []):
-        operation = catalog.lookup(affordance["name"])
-        if operation is None:
-            continue
-        templates[operation.name] = _template(
-            operation,
-            affordance.get("target"),
-            affordance.get("constraints") or {},
-            affordance.get("validForVersion"),
-        )
-    document["_templates"] = templates
-    return document
 
-
-def _collection(
-    data: dict[str, Any], resource: Resource | None, request: Any, *, forms: bool
-) -> dict[str, Any]:
-    links: dict[str, Any] = {}
-    if request is not None:
-        links["self"] = {"href": request.build_absolute_uri()}
-    for key, rel in (("next", "next"), ("previous", "prev")):
-        if data.get(key):
-            links[rel] = {"href": data[key]}
-    embedded_name = resource.plural if resource is not None else "items"
-    document: dict[str, Any] = {
-        "count": data.get("count"),
-        "_links": links,
-        "_embedded": {
-            embedded_name: [
-                _item(item, resource, request, forms=forms) for item in data.get("results", [])
-            ]
-        },
-    }
-    if not forms:
+    def collection(self, data: dict[str, Any]) -> dict[str, Any]:
+        request, resource = self.request, self.resource
+        links: dict[str, Any] = {}
+        if request is not None:
+            links["self"] = {"href": request.build_absolute_uri()}
+        for key, rel in (("next", "next"), ("previous", "prev")):
+            if data.get(key):
+                links[rel] = {"href": data[key]}
+        embedded_name = resource.plural if resource is not None else "items"
+        document: dict[str, Any] = {
+            "count": data.get("count"),
+            "_links": links,
+            "_embedded": {embedded_name: [self.item(item) for item in data.get("results", [])]},
+        }
+        if not self.forms:
+            return document
+        document["_templates"] = {}
+        create = self.catalog.create_for(resource.model) if resource is not None else None
+        user = getattr(request, "user", None)
+        if create is not None and user is not None:
+            result = evaluate(create, None, user)
+            if isinstance(result, Available):
+                properties = _properties(create, result.constraints, None)
+                document["_templates"][create.name] = _template(
+                    create, self.collection_url, properties
+                )
         return document
-    document["_templates"] = {}
-    create = get_catalog().create_for(resource.model) if resource is not None else None
-    user = getattr(request, "user", None)
-    if create is not None and user is not None:
-        result = evaluate(create, None, user)
-        if isinstance(result, Available):
-            target = _absolute(request, f"{resource.basename}-list") if resource else None
-            document["_templates"][create.name] = _template(create, target, result.constraints)
-    return document
 
 
 def hal_document(data: Any, *, request: Any = None, view: Any = None, forms: bool = True) -> Any:
@@ -186,10 +214,10 @@ def hal_document(data: Any, *, request: Any = None, view: Any = None, forms: boo
     model = getattr(view, "model", None)
     resource = get_catalog().resource_for(model) if model is not None else None
     if isinstance(data.get("results"), list):
-        return _collection(data, resource, request, forms=forms)
+        return _Document(resource, request, forms=forms).collection(data)
     if "_links" in data:
         return {**data, "_templates": data.get("_templates", {})} if forms else data
-    return _item(data, resource, request, forms=forms)
+    return _Document(resource, request, forms=forms).item(data)
 
 
 class _HalDocumentRenderer(JSONRenderer):

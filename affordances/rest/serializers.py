@@ -7,10 +7,11 @@ from typing import Any
 from django.urls import NoReverseMatch, reverse
 
 from affordances.catalog import get_catalog
-from affordances.evaluation import Available, Unavailable, evaluate_permitted
+from affordances.evaluation import Available, Unavailable, evaluate_in_state
 from affordances.operations import Operation
+from affordances.resources import Resource
 
-__all__ = ["AffordancesMixin", "affordance_lists", "wants_affordances"]
+__all__ = ["AffordanceLists", "AffordancesMixin", "wants_affordances"]
 
 _PK_PLACEHOLDER = "__affordances_pk__"
 
@@ -23,74 +24,84 @@ def wants_affordances(request: Any) -> bool:
     return params.get("affordances") != "none"
 
 
-class _Targets:
-    """Per-request parts of affordances: URLs reversed once per operation, not per row."""
+def _target_template(operation: Operation, request: Any) -> str | None:
+    """The operation's URL with a placeholder for the object's id (reversed once)."""
+    assert operation.method_name is not None
+    try:
+        path = reverse(
+            f"{operation.resource.basename}-{operation.method_name}",
+            kwargs={"pk": _PK_PLACEHOLDER},
+        )
+    except NoReverseMatch:
+        return None
+    return request.build_absolute_uri(path) if request is not None else path
 
-    def __init__(self, request: Any) -> None:
-        self.request = request
-        self._templates: dict[str, str | None] = {}
-        self._static: dict[str, dict[str, Any]] = {}
 
-    def static(self, operation: Operation) -> dict[str, Any]:
-        """The parts of an affordance that do not depend on the object."""
-        parts = self._static.get(operation.name)
-        if parts is None:
-            parts = self._static[operation.name] = {
+class AffordanceLists:
+    """``affordances`` and ``unavailableAffordances`` of each object of one request.
+
+    What does not depend on the object is worked out once, not once per row: the
+    caller's operations (``operations``: those it may know about), URL templates and
+    the entries' fixed parts; each row reads its state once per state field.
+    """
+
+    def __init__(self, request: Any, user: Any, resource: Resource, operations: list[Operation]):
+        self.user = user
+        self.version_field = resource.version_field
+        self.id_argument = resource.id_argument
+        self._plan = [
+            (
+                operation,
+                operation.facts.field,
+                {
+                    "operation": operation.urn,
+                    "name": operation.name,
+                    "title": operation.title,
+                    "method": operation.http_method,
+                },
+                _target_template(operation, request),
+            )
+            for operation in operations
+        ]
+        self._refusals: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def __call__(self, instance: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        available: list[dict[str, Any]] = []
+        unavailable: list[dict[str, Any]] = []
+        pk = instance.pk
+        states: dict[int, Any] = {}
+        for operation, field, static, template in self._plan:
+            state = states.get(id(field), _UNREAD)
+            if state is _UNREAD:
+                state = states[id(field)] = field.get_state(instance)
+            result = evaluate_in_state(operation, instance, self.user, state)
+            if isinstance(result, Available):
+                available.append(
+                    {
+                        **static,
+                        "target": template.replace(_PK_PLACEHOLDER, str(pk)) if template else None,
+                        "arguments": {self.id_argument: pk},
+                        "constraints": result.constraints,
+                        "validForVersion": getattr(instance, self.version_field),
+                    }
+                )
+            elif isinstance(result, Unavailable):
+                unavailable.append(self._refusal(operation, result.reason))
+        return available, unavailable
+
+    def _refusal(self, operation: Operation, reason: str) -> dict[str, Any]:
+        key = (operation.name, reason)
+        entry = self._refusals.get(key)
+        if entry is None:
+            entry = self._refusals[key] = {
                 "operation": operation.urn,
                 "name": operation.name,
-                "title": operation.title,
-                "method": operation.http_method,
+                "reason": reason,
             }
-        return parts
-
-    def url(self, operation: Operation, pk: Any) -> str | None:
-        assert operation.method_name is not None
-        if operation.name not in self._templates:
-            try:
-                path = reverse(
-                    f"{operation.resource.basename}-{operation.method_name}",
-                    kwargs={"pk": _PK_PLACEHOLDER},
-                )
-            except NoReverseMatch:
-                path = None
-            self._templates[operation.name] = (
-                self.request.build_absolute_uri(path)
-                if path is not None and self.request is not None
-                else path
-            )
-        template = self._templates[operation.name]
-        return template.replace(_PK_PLACEHOLDER, str(pk)) if template is not None else None
+        return dict(entry)  # a copy per row: whoever gets the list may change it
 
 
-def affordance_lists(
-    instance: Any,
-    user: Any,
-    *,
-    operations: list[Operation],
-    targets: _Targets,
-    version_field: str,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The two lists for one object; ``operations`` are those the caller may know about."""
-    available: list[dict[str, Any]] = []
-    unavailable: list[dict[str, Any]] = []
-    version = getattr(instance, version_field)
-    for operation in operations:
-        result = evaluate_permitted(operation, instance, user)
-        if isinstance(result, Available):
-            available.append(
-                {
-                    **targets.static(operation),
-                    "target": targets.url(operation, instance.pk),
-                    "arguments": {operation.resource.id_argument: instance.pk},
-                    "constraints": result.constraints,
-                    "validForVersion": version,
-                }
-            )
-        elif isinstance(result, Unavailable):
-            unavailable.append(
-                {"operation": operation.urn, "name": operation.name, "reason": result.reason}
-            )
-    return available, unavailable
+_UNREAD = object()
 
 
 class AffordancesMixin:
@@ -105,28 +116,26 @@ class AffordancesMixin:
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         data = super().to_representation(instance)  # type: ignore[misc]
+        state = self.context.get("_affordances")
+        if state is None or state[0] is not type(instance):
+            state = self.context["_affordances"] = self._per_request(type(instance))
+        lists = state[1]
+        if lists is not None:
+            data["affordances"], data["unavailableAffordances"] = lists(instance)
+        return data
+
+    def _per_request(self, model: type) -> tuple[type, AffordanceLists | None]:
+        """What every row of this request shares; None: no affordances."""
         request = self.context.get("request")
         # The context may decide either way (True: the stored body of a run, whatever
         # ?affordances says); otherwise the request does.
         asked = self.context.get("affordances")
         if asked is False or (asked is not True and not wants_affordances(request)):
-            return data
-        state = self.context.get("_affordances")
-        if state is None or state[0] is not type(instance):
-            catalog = get_catalog()
-            resource = catalog.resource_for(type(instance))
-            user = getattr(request, "user", None)
-            operations = [op for op in catalog.transitions_for(type(instance)) if op.permits(user)]
-            state = (type(instance), resource, user, operations, _Targets(request))
-            self.context["_affordances"] = state
-        _, resource, user, operations, targets = state
+            return (model, None)
+        catalog = get_catalog()
+        resource = catalog.resource_for(model)
         if resource is None:
-            return data
-        data["affordances"], data["unavailableAffordances"] = affordance_lists(
-            instance,
-            user,
-            operations=operations,
-            targets=targets,
-            version_field=resource.version_field,
-        )
-        return data
+            return (model, None)
+        user = getattr(request, "user", None)
+        operations = [op for op in catalog.transitions_for(model) if op.permits(user)]
+        return (model, AffordanceLists(request, user, resource, operations))

@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 from affordances.catalog import get_catalog
 from affordances.problems import Problem
 from affordances.rest.exceptions import ProblemResponsesMixin
+from affordances.rest.memoized import MemoizedResponse
 
 __all__ = [
     "EntryPointView",
@@ -86,7 +87,10 @@ class OperationListView(ProblemResponsesMixin, APIView):
         if if_none_match(request.headers.get("If-None-Match", ""), etag):
             response = Response(status=status.HTTP_304_NOT_MODIFIED)
         else:
-            response = Response({"operations": [catalog.documents[op.name] for op in operations]})
+            response = MemoizedResponse(
+                {"operations": [catalog.documents[op.name] for op in operations]},
+                key=("catalog", tuple(op.name for op in operations)),
+            )
         response["ETag"] = etag
         return vary_private(response)
 
@@ -111,6 +115,8 @@ class OperationDetailView(ProblemResponsesMixin, APIView):
         if if_none_match(request.headers.get("If-None-Match", ""), etag):
             response = Response(status=status.HTTP_304_NOT_MODIFIED)
         else:
-            response = Response(catalog.documents[operation.name])
+            response = MemoizedResponse(
+                catalog.documents[operation.name], key=("operation", operation.name)
+            )
         response["ETag"] = etag
         return vary_private(response)

@@ -144,7 +144,7 @@ def parse(body: bytes) -> Message:
     return Message(method=method, params=params, id=id_)
 
 
-def result_response(id_: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+def result_response(id_: RequestId, result: dict[str, Any] | EncodedJson) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id_, "result": result}
 
 
@@ -153,8 +153,23 @@ def error_response(id_: RequestId | None, error: JsonRpcError) -> dict[str, Any]
     return {"jsonrpc": "2.0", "id": id_, "error": error.as_dict()}
 
 
+class EncodedJson(str):
+    """JSON text encoded once: :func:`dumps` writes it into a message as it is."""
+
+
 def dumps(data: Any) -> str:
-    """Compact JSON, as DRF renders it (decimals, dates, lazy strings)."""
+    """Compact JSON, as DRF renders it (decimals, dates, lazy strings); an
+    :class:`EncodedJson` value of the top-level object is written as it is."""
+    if isinstance(data, dict) and any(isinstance(value, EncodedJson) for value in data.values()):
+        members = (
+            f"{_dumps(key)}:{value if isinstance(value, EncodedJson) else _dumps(value)}"
+            for key, value in data.items()
+        )
+        return "{" + ",".join(members) + "}"
+    return _dumps(data)
+
+
+def _dumps(data: Any) -> str:
     # ASCII-escaped: whatever text a message carries, the answer is always encodable.
     return json.dumps(data, cls=JSONEncoder, separators=(",", ":"))
 

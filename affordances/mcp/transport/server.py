@@ -8,15 +8,18 @@ the revision, the caller and everything else come from the request at hand.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from affordances import memo
 from affordances.mcp.transport.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
+    EncodedJson,
     JsonRpcError,
     Message,
+    dumps,
     error_response,
     result_response,
 )
@@ -46,10 +49,15 @@ Handler = Callable[[Call, dict[str, Any]], dict[str, Any]]
 
 @dataclass(frozen=True)
 class Method:
-    """A method the application serves, and the cache hint of its results (2026-07-28)."""
+    """A method the application serves, and the cache hint of its results (2026-07-28).
+
+    ``memo_key``: for a result that depends on nothing but what the key names (and on
+    the method and revision), the key — the result is then built and encoded once.
+    """
 
     handler: Handler
     cache: CacheHint | None = None
+    memo_key: Callable[[Call, dict[str, Any]], Hashable] | None = None
 
 
 @dataclass(frozen=True)
@@ -96,12 +104,17 @@ class Server:
             if method is None:
                 raise JsonRpcError(METHOD_NOT_FOUND, "Method not found")
             call = Call(request=request, user=user, revision=revision)
-            result = revision.dress(
-                method.handler(call, message.params),
-                server_info=self.server_info,
-                cache=method.cache,
-            )
-            return Reply(200, result_response(message.id, result))
+            params = message.params
+
+            def answer() -> dict[str, Any]:
+                result = method.handler(call, params)
+                return revision.dress(result, server_info=self.server_info, cache=method.cache)
+
+            if method.memo_key is None:
+                return Reply(200, result_response(message.id, answer()))
+            key = ("mcp-result", message.method, revision.version, method.memo_key(call, params))
+            encoded = memo.memoized(key, lambda: EncodedJson(dumps(answer())))
+            return Reply(200, result_response(message.id, encoded))
         except JsonRpcError as error:
             # Before a revision is known (initialize), handshake-era statuses apply.
             status = (revision or Revision(HANDSHAKE_VERSIONS[0])).status_for(error)
