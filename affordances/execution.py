@@ -123,8 +123,12 @@ def perform(
     arguments = dict(arguments)
 
     # 1. Visibility and capability: a hidden operation or object is simply not there.
+    # Without a key, the object is first looked for under its row lock, the first thing
+    # the transaction does; a key is claimed only for an object the caller may see.
     pk = resource.parse_pk(pk)
-    if not operation.permits(user) or not reads.visible(resource, user).filter(pk=pk).exists():
+    if not operation.permits(user):
+        raise Problem.not_found()
+    if idempotency_key is not None and not reads.visible(resource, user).filter(pk=pk).exists():
         raise Problem.not_found()
 
     bound_id = arguments.pop(resource.id_argument, None)
@@ -342,12 +346,12 @@ def _lock_timeouts() -> Iterator[None]:
 def _model_code(name: str, *, wants_current: bool) -> Iterator[None]:
     """Run the model's own code; whatever it raises becomes a problem, never a 500.
 
-    A savepoint undoes the model's partial work; the caller's transaction is rolled back
-    by the problem propagating out of it.
+    It runs inside the run's transaction (:func:`_run_transaction`), which the problem
+    propagating out of it rolls back whole — the model's partial work included — so it
+    needs no savepoint of its own.
     """
     try:
-        with transaction.atomic():
-            yield
+        yield
     except TransitionNotAllowed:
         raise Problem.not_available(operation=name, reason=DEFAULT_STATE_REASON) from None
     except DjangoValidationError as exc:
