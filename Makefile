@@ -49,8 +49,12 @@ clients/node_modules/.installed: clients/package-lock.json
 clients: $(STAMP) clients/node_modules/.installed
 	$(BIN)/python -m pytest tests/clients $(PYTEST_ARGS)
 
+# Every face against the plain one, in one run each on SQLite and (when it answers) on
+# PostgreSQL at BENCH_DATABASE_URL; BENCH_ARGS="--sizes 100 --rounds 9".
+BENCH_DATABASE_URL ?= postgres://root@127.0.0.1:5432/postgres
 bench: $(STAMP)
-	$(BIN)/python manage.py bench_affordances
+	DATABASE_URL=sqlite:///bench.sqlite3 $(BIN)/python manage.py bench_affordances $(BENCH_ARGS)
+	DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python manage.py bench_affordances --if-reachable $(BENCH_ARGS)
 
 # Every task through interfaces A, B and C with the scripted agents, on a throwaway
 # database; the report lands in out/experiment/. EXPERIMENT_ARGS="--agent llm --repeat 3".
