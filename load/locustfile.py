@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
-import string
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,10 @@ from urllib.parse import urlsplit
 
 import gevent
 from locust import FastHttpUser, constant, events, task
+
+# locust puts this file's folder on sys.path, not the repository's root.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from load.arguments import arguments_for, pick
 
 TOKENS: dict[str, str] = json.loads(Path(os.environ["LOAD_TOKENS"]).read_text())
 ORDERS: list[dict[str, Any]] = json.loads(Path(os.environ["LOAD_ORDERS"]).read_text())
@@ -87,34 +91,6 @@ def problem_of(response: Any) -> str:
     if not response.status_code:
         return f"no response: {response.error!r}"
     return f"{response.status_code}: {(response.text or '')[:200]}"
-
-
-def tracking_number() -> str:
-    return "".join(random.choices(string.ascii_uppercase + string.digits, k=12))
-
-
-def arguments_for(affordance: dict[str, Any], order: dict[str, Any]) -> dict[str, Any]:
-    """Valid arguments for an affordance: what the catalog needs, within its constraints."""
-    name = affordance["name"]
-    narrowed = affordance.get("constraints", {}).get("properties", {})
-    if name == "ship_order":
-        return {"trackingNumber": tracking_number()}
-    if name == "cancel_order":
-        allowed = narrowed.get("reason", {}).get("enum") or ["inventory_failure"]
-        return {"reason": random.choice(allowed), "note": "load test"}
-    if name == "refund_order":
-        return {"amount": order["total"], "note": "load test"}
-    return {}
-
-
-def pick(affordances: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Move orders along rather than cancel most of them at once."""
-    if not affordances:
-        return None
-    onward = [a for a in affordances if a["name"] != "cancel_order"]
-    if onward and random.random() < 0.85:
-        return random.choice(onward)
-    return random.choice(affordances)
 
 
 def transition_path(affordance: dict[str, Any]) -> tuple[str, str]:
@@ -295,7 +271,7 @@ class Mixed(FastHttpUser):
             return
         arguments = {
             **affordance["arguments"],
-            **arguments_for(affordance, order),
+            **arguments_for(affordance, order, money=float),
             "expectedVersion": affordance["validForVersion"],
         }
         result = self.mcp(role, affordance["name"], arguments, "MCP tools/call (transition)")
