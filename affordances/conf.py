@@ -34,6 +34,10 @@ DEFAULTS: dict[str, Any] = {
     # (PostgreSQL's lock_timeout, per transaction); None waits as the database does.
     # SQLite waits its connection's "timeout" option instead.
     "LOCK_TIMEOUT": 5,
+    # Keep each distinct OpenAPI document (per code, settings, capability set, host,
+    # language, version) and serve it again; False generates it on every request, for
+    # projects whose own drf-spectacular hooks read more of the request than that.
+    "OPENAPI_MEMO": True,
 }
 
 MODEL_DEFAULTS: dict[str, Any] = {

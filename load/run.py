@@ -8,7 +8,9 @@
    (DEBUG off, a random SECRET_KEY, plain HTTP) and several workers, bound to 127.0.0.1
    on a free port.
 3. Runs locust headless (``load/locustfile.py``) for a fixed time and at most a fixed
-   number of requests, and prints throughput and p50/p99 per endpoint.
+   number of requests, and prints throughput and p50/p99 per endpoint, and the CPU time
+   gunicorn and PostgreSQL spent per request (``load/cpu.py``: comparable across runs
+   on a busy machine, where throughput is not).
 4. Checks the database against what the load generator saw (``load/checks.py``).
 
 Exits non-zero when a check fails or a request failed unexpectedly. gunicorn and locust
@@ -40,6 +42,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from load.checks import Audit, OrderNow, Race, Report, Success, check_consistency  # noqa: E402
+from load.cpu import CpuMeter  # noqa: E402
 from load.stats import print_table  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -128,6 +131,12 @@ def ensure_database(database_url: str) -> None:
         if not exists:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(config["NAME"])))
             print(f"created database {config['NAME']}")
+
+
+def database_name(database_url: str) -> str:
+    import dj_database_url
+
+    return str(dj_database_url.parse(database_url)["NAME"])
 
 
 def manage(*args: str, env: dict[str, str]) -> None:
@@ -364,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
             f"load:    {args.users} users, {args.duration} s or {args.max_requests} requests, "
             f"against {base}"
         )
+        meter = CpuMeter(server_pid=gunicorn.pid, database=database_name(env["DATABASE_URL"]))
+        meter.start()
         started = time.monotonic()
         locust = start(
             locust_command(args, base, out),
@@ -381,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         except subprocess.TimeoutExpired:
             print("FAIL: locust did not stop in time")
             return 1
+        meter.stop()
         print(f"ran for {time.monotonic() - started:.1f} s (logs in {out})")
         if code != 0 or not results_path.exists() or not stats_path.exists():
             print(f"FAIL: locust exited with {code}; see {out / 'locust.log'}")
@@ -389,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         total, failed = print_table(json.loads(stats_path.read_text()))
         results = json.loads(results_path.read_text())
+        print(meter.summary(total))
         print()
         print("outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(results["outcomes"].items())))
 

@@ -14,6 +14,7 @@ import pytest
 from django.test import Client, RequestFactory
 from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.settings import spectacular_settings
 from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances import memo
@@ -155,6 +156,46 @@ def test_a_new_catalog_or_a_setting_change_generates_the_document_anew(
     _schema(demo, "support")
 
     assert len(generations) == 3
+
+
+def tenant_hook(result: dict[str, Any], generator: Any, request: Any, public: bool) -> Any:
+    """A project's own hook that reads more of the request than the memo's key names."""
+    result["info"]["x-tenant"] = request.headers.get("X-Tenant", "")
+    return result
+
+
+def test_openapi_memo_off_generates_each_document_for_its_own_request(
+    demo: Demo, generations: list[int], settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.conf import settings as django_settings
+
+    hooks = [*spectacular_settings.POSTPROCESSING_HOOKS, tenant_hook]
+    monkeypatch.setattr(spectacular_settings, "POSTPROCESSING_HOOKS", hooks)
+    settings.AFFORDANCES = {**django_settings.AFFORDANCES, "OPENAPI_MEMO": False}
+    kept = len(memo._store)
+
+    one = _schema(demo, "support", **{"X-Tenant": "one"})
+    two = _schema(demo, "support", **{"X-Tenant": "two"})
+    again = _schema(demo, "support", **{"X-Tenant": "two", "If-None-Match": two["ETag"]})
+
+    assert one.json()["info"]["x-tenant"] == "one"
+    assert two.json()["info"]["x-tenant"] == "two"
+    assert one["ETag"] != two["ETag"]
+    assert again.status_code == 304 and again.content == b""
+    assert len(generations) == 3
+    assert len(memo._store) == kept  # nothing of these documents was kept
+
+
+def test_with_the_memo_on_a_hook_reading_more_of_the_request_sees_only_the_first(
+    demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Why the setting exists: the memo's key names the capability set, not a tenant header.
+    hooks = [*spectacular_settings.POSTPROCESSING_HOOKS, tenant_hook]
+    monkeypatch.setattr(spectacular_settings, "POSTPROCESSING_HOOKS", hooks)
+    one = _schema(demo, "support", **{"X-Tenant": "one"})
+    two = _schema(demo, "support", **{"X-Tenant": "two"})
+
+    assert one.json()["info"]["x-tenant"] == two.json()["info"]["x-tenant"] == "one"
 
 
 # The catalog ----------------------------------------------------------------------------

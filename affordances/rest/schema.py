@@ -6,7 +6,9 @@ neither keep one nor hand it to another (``Cache-Control: private``, ``Vary:
 Authorization, Cookie``). Generating it takes tens of milliseconds and its inputs are
 few — the code, the settings and :func:`~affordances.rest.openapi.caller_key` — so each
 distinct document is generated once per process and carries a strong ``ETag``;
-``If-None-Match`` is answered 304.
+``If-None-Match`` is answered 304. A project whose own preprocessing hooks or
+extensions read more of the request than that turns the memo off with
+``AFFORDANCES["OPENAPI_MEMO"] = False``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from affordances import memo
+from affordances.conf import settings
 from affordances.encoding import canonical_json
 from affordances.rest.memoized import MemoizedResponse
 from affordances.rest.openapi import caller_key
@@ -61,13 +64,16 @@ class SchemaView(SpectacularAPIView):
             digest = hashlib.sha256(canonical_json(schema).encode()).hexdigest()
             return schema, f'"{digest[:32]}"'
 
-        schema, etag = memo.memoized(key, generate)
+        memoize = settings.OPENAPI_MEMO
+        schema, etag = memo.memoized(key, generate) if memoize else generate()
         headers = {
             "Content-Disposition": f'inline; filename="{self._get_filename(request, version)}"',
             "ETag": etag,
         }
         if if_none_match(request.headers.get("If-None-Match", ""), etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
+        if not memoize:
+            return Response(schema, headers=headers)
         return MemoizedResponse(schema, key=key, headers=headers)
 
     def finalize_response(
