@@ -352,6 +352,10 @@ def _model_code(name: str, *, wants_current: bool) -> Iterator[None]:
     """
     try:
         yield
+    except Problem:
+        # The model refused on its own, e.g. a rule it re-checked under a lock it took
+        # (``Problem.not_available(operation=..., reason=...)``): answered as raised.
+        raise
     except TransitionNotAllowed:
         raise Problem.not_available(operation=name, reason=DEFAULT_STATE_REASON) from None
     except DjangoValidationError as exc:

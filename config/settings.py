@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "affordances",
     "orders",
+    "procurement",
     "experiment",
 ]
 
@@ -225,6 +226,16 @@ AFFORDANCES = {
             "QUERYSET": "orders.selectors.order_visible_queryset",
             "BASENAME": "order",
             "FILTERSET": "orders.filters.OrderFilter",
+            "ORDERING": ["pk"],
+            "PAGE_SIZE": 50,
+            "MAX_PAGE_SIZE": 200,
+        },
+        "procurement.PurchaseRequest": {
+            "SERIALIZER": "procurement.serializers.PurchaseRequestSerializer",
+            "QUERYSET": "procurement.selectors.purchase_request_visible_queryset",
+            "RESOURCE": "purchase_request",
+            "BASENAME": "purchase-request",
+            "FILTERSET": "procurement.filters.PurchaseRequestFilter",
             "ORDERING": ["pk"],
             "PAGE_SIZE": 50,
             "MAX_PAGE_SIZE": 200,

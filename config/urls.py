@@ -28,6 +28,7 @@ urlpatterns = [
     path("api/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/", include("affordances.rest.urls")),
     path("api/", include("orders.urls")),
+    path("api/", include("procurement.urls")),
     path("api-auth/", include("rest_framework.urls")),
     path("mcp", McpView.as_view(profile=HYBRID), name="mcp"),
     path("mcp/static", McpView.as_view(profile=STATIC), name="mcp-static"),

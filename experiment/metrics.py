@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,14 +54,41 @@ class RunMetrics:
     refusals: list[str] = field(default_factory=list)
 
 
-def forbidden_traces(hidden_operations: list[Any]) -> list[str]:
-    """What must never reach a caller of the operations they lack: name, URN, title, path."""
-    traces: list[str] = []
-    for operation in hidden_operations:
-        traces += [operation.name, operation.urn, operation.urn.split(":")[3], operation.title]
-        if operation.method_name:
+def combined(parts: list[RunMetrics]) -> RunMetrics:
+    """The metrics of a run made of several sessions (a task's phases): counts, sizes
+    and latencies added, lists joined, the first tokenizer name kept."""
+
+    def add(first: Any, second: Any) -> Any:
+        if isinstance(first, dict):
+            merged = dict(first)
+            for key, value in second.items():
+                merged[key] = add(first[key], value) if key in first else value
+            return merged
+        if isinstance(first, str):
+            return first
+        return first + second  # numbers and lists
+
+    total = RunMetrics()
+    for part in parts:
+        for name in total.__dataclass_fields__:
+            setattr(total, name, add(getattr(total, name), getattr(part, name)))
+    total.leak_samples = list(dict.fromkeys(total.leak_samples))
+    return total
+
+
+def forbidden_traces(hidden_operations: Iterable[Any], allowed: Iterable[Any] = ()) -> list[str]:
+    """What must never reach a caller of the operations they lack: name, URN, title, and
+    a transition's path segment. A trace that an operation the caller may use shares
+    (two resources' ``/cancel/``, one title) proves nothing and is left out."""
+
+    def traces_of(operation: Any) -> list[str]:
+        traces = [operation.name, operation.urn, operation.urn.split(":")[3], operation.title]
+        if operation.is_transition and operation.method_name:
             traces.append(f"/{operation.method_name}/")
-    return sorted(set(traces))
+        return traces
+
+    shared = {trace for operation in allowed for trace in traces_of(operation)}
+    return sorted({t for op in hidden_operations for t in traces_of(op)} - shared)
 
 
 def _read_only_tools(exchanges: list[Exchange]) -> set[str]:

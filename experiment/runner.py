@@ -22,12 +22,13 @@ from typing import Any
 from django.db import connections
 from django.test import override_settings
 from django.utils import timezone
+from django.utils.crypto import get_random_string
 
 from experiment.agents.base import Agent, Brief
 from experiment.client import McpSession
-from experiment.metrics import forbidden_traces, measure
+from experiment.metrics import combined, forbidden_traces, measure
 from experiment.suite import TASKS
-from experiment.tasks import Check, Task
+from experiment.tasks import Check, Phase, Task, fill_goal
 from experiment.tokens import get_tokenizer
 
 __all__ = ["ENDPOINTS", "Config", "live_server", "run_experiment", "select_tasks"]
@@ -127,21 +128,25 @@ class RunHooks:
         injection = self.task.injection
         if injection is None or self.done or injection.when != "before_write":
             return
-        if name in {"get_order", "list_orders", "read_resource"}:
+        if name.startswith(("get_", "list_")) or name == "read_resource":
             return
         target = self.pks[injection.order] if injection.order else None
         url = str(arguments.get("url", ""))
-        if arguments.get("orderId") == target or url.rstrip("/").endswith(f"/{target}"):
+        named = [value for key, value in arguments.items() if key.endswith("Id")]
+        if target in named or url.rstrip("/").endswith(f"/{target}"):
             await self._inject(f"before {name}")
 
 
 def _demo_pks() -> dict[str, int]:
+    """Seed keys → ids: the demo orders (``demo-05``) and purchase requests (``pr-05``)."""
     from orders.models import Order
     from orders.services import DEMO_ORDERS
+    from procurement.demo import DEMO_REQUESTS, demo_request
 
-    return {
+    orders = {
         spec.key: Order.objects.get(description=f"Demo order {spec.key}").pk for spec in DEMO_ORDERS
     }
+    return {**orders, **{spec.key: demo_request(spec.key).pk for spec in DEMO_REQUESTS}}
 
 
 def _token(username: str) -> str:
@@ -165,16 +170,33 @@ def ensure_demo_users() -> None:
     from django.contrib.auth import get_user_model
 
     from orders.services import DEMO_CUSTOMERS, DEMO_STAFF, seed_demo
+    from procurement.demo import DEMO_USERS, seed_procurement_users
 
     usernames = {"admin", *DEMO_STAFF, *DEMO_CUSTOMERS}
     if get_user_model().objects.filter(username__in=usernames).count() < len(usernames):
         seed_demo(reset=True)
+    if get_user_model().objects.filter(username__in=DEMO_USERS).count() < len(DEMO_USERS):
+        seed_procurement_users(password=get_random_string(32))
 
 
-def reset_demo_orders() -> None:
-    from orders.services import reset_demo_orders as reset
+def reset_demo_data() -> None:
+    """The demo orders and purchase requests as seeded, before every run."""
+    from orders.services import reset_demo_orders
+    from procurement.demo import seed_procurement
 
-    reset()
+    reset_demo_orders()
+    seed_procurement(reset=True)
+
+
+def _created_since(started: datetime) -> dict[str, int]:
+    """``new:N`` → the id of the N-th object a create operation made since ``started``."""
+    from affordances.catalog import get_catalog
+    from affordances.models import AuditRecord
+
+    creates = [op.name for op in get_catalog() if op.is_create]
+    records = AuditRecord.objects.filter(created_at__gte=started, operation_name__in=creates)
+    ids = records.order_by("id").values_list("object_id", flat=True)
+    return {f"new:{n}": int(pk) for n, pk in enumerate(ids, start=1)}
 
 
 def run_one(
@@ -187,47 +209,60 @@ def run_one(
     config: Config,
     orm: ThreadPoolExecutor,
 ) -> dict[str, Any]:
-    reset_demo_orders()
+    reset_demo_data()
     pks = _demo_pks()
-    forbidden = forbidden_traces(_hidden_operations(task.user))
-    token = _token(task.user)
-    brief = Brief(
-        task_id=task.id,
-        user=task.user,
-        goal=task.goal_for(pks),
-        steps=task.steps,
-        pks=pks,
-        interface=interface,
-    )
-    agent = make_agent(agent_name, interface, config, repeat)
+    # Traces of what none of the task's users may know about (a chain spans roles).
+    hidden = [_hidden_operations(user) for user in task.users]
+    from affordances.catalog import get_catalog
+
+    never = [op for op in hidden[0] if all(op in h for h in hidden)]
+    forbidden = forbidden_traces(never, [op for op in get_catalog() if op not in never])
+    phases = [Phase(task.user, task.goal, task.steps), *task.phases]
     hooks = RunHooks(task, pks, orm)
     started: datetime = timezone.now()
     clock = time.perf_counter()
-    session = McpSession(base_url + ENDPOINTS[interface], token, hooks=hooks, mode=config.mode)
-    answer, error = "", None
+    sessions: list[McpSession] = []
+    answers: list[str] = []
+    error = None
     urlconf = override_settings(ROOT_URLCONF=task.urlconf) if task.urlconf else nullcontext()
 
-    async def drive() -> str:
+    async def drive(session: McpSession, agent: Agent, brief: Brief) -> str:
         async with session:
             return await agent.run(session, brief)
 
     with urlconf:
         try:
-            answer = asyncio.run(drive())
+            for phase in phases:
+                known = {**pks, **_created_since(started)}
+                brief = Brief(
+                    task_id=task.id,
+                    user=phase.user,
+                    goal=fill_goal(phase.goal, known),
+                    steps=phase.steps,
+                    pks=known,
+                    interface=interface,
+                )
+                agent = make_agent(agent_name, interface, config, repeat)
+                url = base_url + ENDPOINTS[interface]
+                session = McpSession(url, _token(phase.user), hooks=hooks, mode=config.mode)
+                sessions.append(session)
+                answers.append(asyncio.run(drive(session, agent, brief)))
         except Exception as exc:  # a broken run is a failed run, with its reason kept
             error = "".join(traceback.format_exception_only(exc)).strip()
         finally:
             for undo in hooks.undo:
                 orm.submit(undo).result()
     wall_ms = (time.perf_counter() - clock) * 1000
+    answer = "\n".join(answers)
 
     check = Check(pks=pks, user=task.user, answer=answer, started=started)
     task.check(check)
-    metrics = measure(
-        session.trace,
-        forbidden=forbidden,
-        success=not check.failures and error is None,
-        tokenizer=get_tokenizer(),
+    success = not check.failures and error is None
+    metrics = combined(
+        [
+            measure(s.trace, forbidden=forbidden, success=success, tokenizer=get_tokenizer())
+            for s in sessions
+        ]
     )
     failures = list(check.failures)
     if error is not None:
@@ -256,12 +291,19 @@ def run_one(
         "failures": failures,
         "answer": answer,
     }
+    if task.phases:
+        run["sessions"] = len(sessions)
     if task.injection is not None:
         run["injected"] = hooks.injected_at
     if metrics.leak_samples:
         run["leakSamples"] = metrics.leak_samples
-    if session.trace.llm_requests:
-        run["llm"] = {"requests": session.trace.llm_requests, "usage": session.trace.llm_usage}
+    requests = sum(s.trace.llm_requests for s in sessions)
+    if requests:
+        usage: dict[str, int] = {}
+        for s in sessions:
+            for key, value in s.trace.llm_usage.items():
+                usage[key] = usage.get(key, 0) + value
+        run["llm"] = {"requests": requests, "usage": usage}
     return run
 
 

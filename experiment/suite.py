@@ -8,6 +8,8 @@
 - ``L1``: a customer's agent; every byte it receives is scanned for operations outside
   its catalog.
 - ``N1``: an operation that appears after the agent's tool list was taken.
+- ``Q1``-``Q10``: purchase requests, where policy rather than status decides
+  (:mod:`experiment.procurement_tasks`).
 """
 
 from __future__ import annotations
@@ -16,33 +18,13 @@ from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from experiment.tasks import ANY, Act, Check, Injection, Report, Step, Task
+from experiment.procurement_tasks import PROCUREMENT_TASKS
+from experiment.tasks import ANY, Act, Check, Injection, Report, Step, Task, perform_as
 
 __all__ = ["TASKS"]
 
 
 # --- changes made by "another user" during a run -----------------------------------------
-
-
-def _perform_as(username: str, operation_name: str, key: str, **arguments: Any) -> Callable:
-    def apply(pks: Mapping[str, int]) -> None:
-        from django.contrib.auth import get_user_model
-
-        from affordances.catalog import get_catalog
-        from affordances.execution import perform
-
-        operation = get_catalog().lookup(operation_name)
-        assert operation is not None, operation_name
-        perform(
-            operation=operation,
-            pk=pks[key],
-            user=get_user_model().objects.get(username=username),
-            arguments=arguments,
-            via="admin",
-            represent=lambda order: {"id": order.pk},
-        )
-
-    return apply
 
 
 def _enable_hold(pks: Mapping[str, int]) -> Callable[[], None]:
@@ -308,7 +290,7 @@ TASKS: tuple[Task, ...] = (
         _unchanged("demo-10", "confirmed"),
         injection=Injection(
             "before_write",
-            _perform_as("supervisor", "confirm_order", "demo-10"),
+            perform_as("supervisor", "confirm_order", "demo-10"),
             order="demo-10",
             description="supervisor confirms the order just before the agent's first write",
         ),
@@ -322,7 +304,7 @@ TASKS: tuple[Task, ...] = (
         _check_r2,
         injection=Injection(
             "before_write",
-            _perform_as("supervisor", "cancel_order", "demo-01", reason="customer_request"),
+            perform_as("supervisor", "cancel_order", "demo-01", reason="customer_request"),
             order="demo-01",
             description="supervisor cancels the order just before the agent's first write",
         ),
@@ -350,4 +332,5 @@ TASKS: tuple[Task, ...] = (
             description="ORDERS_ENABLE_HOLD switched on once the agent listed its tools",
         ),
     ),
+    *PROCUREMENT_TASKS,
 )

@@ -22,9 +22,12 @@ __all__ = [
     "Act",
     "Check",
     "Injection",
+    "Phase",
     "Report",
     "Task",
+    "fill_goal",
     "parse_report",
+    "perform_as",
 ]
 
 ANY = "any"
@@ -32,12 +35,13 @@ ANY = "any"
 
 @dataclass(frozen=True)
 class Act:
-    """Run operation ``verb`` on an order.
+    """Run operation ``verb`` on an object of ``resource`` (the tool ``{verb}_{resource}``).
 
-    ``order`` is a demo key (``demo-05``) or ``new:N`` (the N-th order this task
-    creates). ``arguments`` may use ``$total`` (the order's total). ``fallbacks`` names,
-    per argument, the other values the task accepts (or ``"any"``). ``only_if`` is a
-    condition on the order as read: act only if every field has that value.
+    ``order`` names the object: a demo key (``demo-05``, ``pr-05``) or ``new:N`` (the
+    N-th object this task creates). ``arguments`` may use ``$total`` (a field of the
+    object as read). ``fallbacks`` names, per argument, the other values the task
+    accepts (or ``"any"``). ``only_if`` is a condition on the object as read: act only
+    if every field has that value. A task acts on one resource.
     """
 
     verb: str
@@ -45,14 +49,21 @@ class Act:
     arguments: Mapping[str, Any] = field(default_factory=dict)
     fallbacks: Mapping[str, Sequence[Any] | str] = field(default_factory=dict)
     only_if: Mapping[str, Any] = field(default_factory=dict)
+    resource: str = "order"
+
+    @property
+    def tool(self) -> str:
+        return f"{self.verb}_{self.resource}"
 
 
 @dataclass(frozen=True)
 class Report:
-    """Report statuses, one line per order ``#<id>: <status>``: every order the user
-    may see (``all``) or the orders this task created (``created``)."""
+    """Report statuses, one line per object ``#<id>: <status>``: every object of
+    ``resource`` the user may see (``all``) or the objects this task created
+    (``created``)."""
 
     scope: Literal["all", "created"]
+    resource: str = "order"
 
 
 Step = Act | Report
@@ -73,16 +84,25 @@ class Check:
 
         return Order.objects.get(pk=self.pks[key])
 
+    def request(self, key: str) -> Any:
+        """A demo purchase request (``pr-05``) as it is now."""
+        from procurement.models import PurchaseRequest
+
+        return PurchaseRequest.objects.get(pk=self.pks[key])
+
     def created(self, description: str) -> Any | None:
         from orders.models import Order
 
         return Order.objects.filter(description=description).order_by("-id").first()
 
     def audit(self, order: Any, operation_name: str) -> list[Any]:
+        from django.contrib.contenttypes.models import ContentType
+
         from affordances.models import AuditRecord
 
         return list(
             AuditRecord.objects.filter(
+                content_type=ContentType.objects.get_for_model(order),
                 object_id=str(order.pk),
                 operation_name=operation_name,
                 created_at__gte=self.started,
@@ -95,24 +115,28 @@ class Check:
 
     def expect_status(self, order: Any, status: str) -> None:
         if order is None:
-            self.failures.append(f"the order was not created (expected {status})")
+            self.failures.append(f"the object was not created (expected {status})")
             return
         self.expect(order.status == status, f"#{order.pk} is {order.status}, not {status}")
 
-    def expect_report(self, orders: Sequence[Any]) -> None:
-        reported = parse_report(self.answer)
-        wanted = {order.pk: order.status for order in orders}
+    def expect_report(self, objects: Sequence[Any]) -> None:
+        choices = type(objects[0])._meta.get_field("status").choices if objects else None
+        statuses = {value for value, _ in choices} if choices else None
+        reported = parse_report(self.answer, statuses=statuses)
+        wanted = {o.pk: o.status for o in objects}
         self.expect(reported == wanted, f"report {reported} != state {wanted}")
 
 
 _REPORT_LINE = re.compile(r"#\s*(\d+)\s*[:=\-\u2013]+\s*\**\s*([a-z_]+)", re.IGNORECASE)
 
 
-def parse_report(answer: str) -> dict[int, str]:
-    """``#<id>: <status>`` lines of an answer (markdown emphasis tolerated)."""
-    from orders.models import OrderStatus
+def parse_report(answer: str, *, statuses: set[str] | None = None) -> dict[int, str]:
+    """``#<id>: <status>`` lines of an answer (markdown emphasis tolerated) whose status
+    is one of ``statuses`` (default: the order statuses)."""
+    if statuses is None:
+        from orders.models import OrderStatus
 
-    statuses = set(OrderStatus.values)
+        statuses = set(OrderStatus.values)
     found: dict[int, str] = {}
     for match in _REPORT_LINE.finditer(answer):
         status = match.group(2).lower()
@@ -138,6 +162,24 @@ class Injection:
 
 
 @dataclass(frozen=True)
+class Phase:
+    """A later part of a task, done by another user: a fresh agent and session as
+    ``user``, told ``goal``. Goals name demo objects (``{pr-05}``) and the objects
+    earlier phases created (``{new:1}``) by id."""
+
+    user: str
+    goal: str
+    steps: tuple[Step, ...]
+
+
+_KEY = re.compile(r"\{((?:[a-z]+-\d\d)|(?:new:\d+))\}")
+
+
+def fill_goal(goal: str, pks: Mapping[str, int]) -> str:
+    return _KEY.sub(lambda m: f"#{pks[m.group(1)]}", goal)
+
+
+@dataclass(frozen=True)
 class Task:
     id: str
     title: str
@@ -146,10 +188,42 @@ class Task:
     steps: tuple[Step, ...]
     check: Callable[[Check], None]
     injection: Injection | None = None
+    # Then, in order, the parts other users do (a chain across roles).
+    phases: tuple[Phase, ...] = ()
     # A URLconf to serve during the run (S5: the confirm URL renamed).
     urlconf: str | None = None
     # The run succeeds only if nothing outside the user's catalog reached the agent.
     requires_no_leaks: bool = False
 
     def goal_for(self, pks: Mapping[str, int]) -> str:
-        return re.sub(r"\{(demo-\d\d)\}", lambda m: f"#{pks[m.group(1)]}", self.goal)
+        return fill_goal(self.goal, pks)
+
+    @property
+    def users(self) -> tuple[str, ...]:
+        return (self.user, *(phase.user for phase in self.phases))
+
+
+def perform_as(
+    username: str, operation_name: str, key: str, **arguments: Any
+) -> Callable[[Mapping[str, int]], None]:
+    """An injection's change: ``username`` runs the operation on demo object ``key``
+    through the one execution path, as the admin would."""
+
+    def apply(pks: Mapping[str, int]) -> None:
+        from django.contrib.auth import get_user_model
+
+        from affordances.catalog import get_catalog
+        from affordances.execution import perform
+
+        operation = get_catalog().lookup(operation_name)
+        assert operation is not None, operation_name
+        perform(
+            operation=operation,
+            pk=pks[key],
+            user=get_user_model().objects.get(username=username),
+            arguments=arguments,
+            via="admin",
+            represent=lambda instance: {"id": instance.pk},
+        )
+
+    return apply

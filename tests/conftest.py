@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import AbstractUser
@@ -67,3 +68,42 @@ def _fresh_throttles() -> None:
     from django.core.cache import cache
 
     cache.clear()
+
+
+# --- procurement ---------------------------------------------------------------------
+
+PROCUREMENT_ROLES = (
+    "rita",
+    "remy",
+    "approver",
+    "senior_approver",
+    "buyer",
+    "receiving_clerk",
+    "accounts_payable",
+    "auditor",
+    "admin",
+)
+
+
+@dataclass
+class ProcurementDemo:
+    users: dict[str, AbstractUser]
+
+    def request(self, key: str) -> Any:
+        """A fresh copy of a demo purchase request by its key (pr-01 … pr-27)."""
+        from procurement.demo import demo_request
+
+        return demo_request(key)
+
+
+@pytest.fixture
+def procurement(demo: Demo) -> ProcurementDemo:
+    """The orders demo (its admin and auditor) plus the procurement users and requests."""
+    from django.contrib.auth import get_user_model
+
+    from procurement.demo import seed_procurement, seed_procurement_users
+
+    seed_procurement_users(password=DEMO_PASSWORD)
+    seed_procurement()
+    users = {u.username: u for u in get_user_model().objects.filter(username__in=PROCUREMENT_ROLES)}
+    return ProcurementDemo(users=users)

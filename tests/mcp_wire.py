@@ -32,6 +32,18 @@ TRANSITIONS_BY_ROLE = {
 }
 
 
+PROCUREMENT_SUFFIXES = ("_purchase_request", "_purchase_requests")
+
+
+def orders_part(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The orders' tools of a list, in order: compared to the unchanged golden file."""
+    return [tool for tool in tools if not tool["name"].endswith(PROCUREMENT_SUFFIXES)]
+
+
+def procurement_part(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [tool for tool in tools if tool["name"].endswith(PROCUREMENT_SUFFIXES)]
+
+
 def assert_role_tools(role: str, names: list[str], catalog: list[str]) -> None:
     """A role's tools are its catalog (GET /api/operations/), exactly and in order: the
     two reads first, then precisely its SPEC §8 transitions (plus any collection

@@ -1,9 +1,13 @@
 """The operation catalog over the REST face: ``GET /api/operations/`` (SPEC §4).
 
-``tests/golden/catalog.json`` is the demo catalog as the admin superuser sees it (all
-eight operations). After an intended change to the catalog, regenerate it with
+``tests/golden/catalog.json`` is the orders part of the demo catalog as the admin
+superuser sees it (all eight operations); ``tests/golden/catalog_procurement.json`` the
+purchase-request part, so that adding the second domain could not move a byte of the
+first. After an intended change to the catalog, regenerate them with
 
-    python manage.py affordances_catalog > tests/golden/catalog.json
+    python manage.py affordances_catalog --resource order > tests/golden/catalog.json
+    python manage.py affordances_catalog --resource purchase_request \
+        > tests/golden/catalog_procurement.json
 
 (``DJANGO_SETTINGS_MODULE=tests.settings`` prints the same thing), then review the diff
 against SPEC §4 before committing it.
@@ -27,7 +31,8 @@ from affordances.catalog import get_catalog
 from orders.models import Order
 
 GOLDEN = Path(__file__).parent / "golden" / "catalog.json"
-REGENERATE = "python manage.py affordances_catalog > tests/golden/catalog.json"
+GOLDEN_PROCUREMENT = Path(__file__).parent / "golden" / "catalog_procurement.json"
+REGENERATE = "python manage.py affordances_catalog --resource order > tests/golden/catalog.json"
 
 READS = ["get_order", "list_orders"]
 CREATE = "create_order"  # SPEC §12: kind "create", capability orders.add_order
@@ -85,8 +90,14 @@ def _catalog(client: APIClient) -> dict[str, Any]:
     return response.json()
 
 
+def _part(body: dict[str, Any], resource: str = "order") -> dict[str, Any]:
+    """The catalog's entries of one resource, in catalog order."""
+    return {"operations": [e for e in body["operations"] if e["resource"] == resource]}
+
+
 def _names(body: dict[str, Any]) -> list[str]:
-    return [entry["name"] for entry in body["operations"]]
+    """The orders' operation names (procurement has its own golden file and tests)."""
+    return [entry["name"] for entry in _part(body)["operations"]]
 
 
 def _entry(client: APIClient, name: str) -> dict[str, Any]:
@@ -143,7 +154,22 @@ def test_anonymous_callers_get_401_for_the_catalog_and_its_entries(demo):
 def test_admin_catalog_equals_the_golden_file(api):
     expected = json.loads(GOLDEN.read_text())
 
-    _assert_json_equal(_catalog(api("admin")), expected, label="GET /api/operations/ as admin")
+    _assert_json_equal(
+        _part(_catalog(api("admin"))), expected, label="GET /api/operations/ as admin"
+    )
+
+
+def test_admin_catalog_of_purchase_requests_equals_its_golden_file(api):
+    expected = json.loads(GOLDEN_PROCUREMENT.read_text())
+    catalog = _catalog(api("admin"))
+
+    _assert_json_equal(
+        _part(catalog, "purchase_request"), expected, label="purchase requests as admin"
+    )
+    # Orders first, then procurement: the second resource only appends.
+    resources = [entry["resource"] for entry in catalog["operations"]]
+    assert resources == sorted(resources, key=lambda r: r != "order")
+    assert len([r for r in resources if r == "purchase_request"]) == 19
 
 
 def test_golden_file_holds_all_eight_operations():
@@ -492,7 +518,7 @@ def test_namespace_setting_changes_every_urn(api):
         by_new_urn = client.get("/api/operations/urn:acme:operation:cancel-order:v1/")
         by_old_urn = client.get(f"/api/operations/{CANCEL_URN}/")
 
-    assert [entry["id"] for entry in response.json()["operations"]] == [
+    assert [entry["id"] for entry in _part(response.json())["operations"]] == [
         f"urn:acme:operation:{name.replace('_', '-')}:v1" for name in ALL_OPERATIONS
     ]
     assert response["ETag"] != default_etag

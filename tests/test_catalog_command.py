@@ -11,6 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 GOLDEN = Path(__file__).parent / "golden" / "catalog.json"
+GOLDEN_PROCUREMENT = Path(__file__).parent / "golden" / "catalog_procurement.json"
 ALL_OPERATIONS = [
     "get_order",
     "list_orders",
@@ -29,8 +30,8 @@ def _run(*args: str) -> str:
     return out.getvalue()
 
 
-def _names(document: dict[str, Any]) -> list[str]:
-    return [entry["name"] for entry in document["operations"]]
+def _names(document: dict[str, Any], resource: str = "order") -> list[str]:
+    return [entry["name"] for entry in document["operations"] if entry["resource"] == resource]
 
 
 def test_command_prints_the_whole_catalog_as_json():
@@ -38,10 +39,20 @@ def test_command_prints_the_whole_catalog_as_json():
 
     assert list(document) == ["operations"]
     assert _names(document) == ALL_OPERATIONS
+    assert len(_names(document, "purchase_request")) == 19
+    assert len(document["operations"]) == 8 + 19
 
 
-def test_command_output_is_the_golden_catalog():
-    assert json.loads(_run()) == json.loads(GOLDEN.read_text())
+def test_command_output_per_resource_is_its_golden_catalog():
+    assert json.loads(_run("--resource", "order")) == json.loads(GOLDEN.read_text())
+    assert json.loads(_run("--resource", "purchase_request")) == json.loads(
+        GOLDEN_PROCUREMENT.read_text()
+    )
+
+
+def test_command_for_an_unknown_resource_is_a_command_error():
+    with pytest.raises(CommandError, match="invoice"):
+        _run("--resource", "invoice")
 
 
 def test_command_output_is_the_same_on_every_run():
@@ -60,6 +71,11 @@ def test_command_for_alice_prints_only_her_operations(demo):
     document = json.loads(_run("--user", "alice"))
 
     assert _names(document) == ["get_order", "list_orders", "create_order", "cancel_order"]
+    # Every registered resource's reads, scoped by its QUERYSET (none of hers here).
+    assert _names(document, "purchase_request") == [
+        "get_purchase_request",
+        "list_purchase_requests",
+    ]
 
 
 def test_command_for_alice_prints_the_entries_of_the_whole_catalog(demo):

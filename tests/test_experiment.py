@@ -209,10 +209,16 @@ def test_forbidden_traces_name_every_trace_of_an_operation(demo: Demo):
 
     alice = demo.users["alice"]
     hidden = [op for op in get_catalog() if not op.permits(alice)]
-    traces = forbidden_traces(hidden)
-    for expected in ("confirm_order", "confirm-order", "Confirm order", "/confirm/"):
+    allowed = [op for op in get_catalog() if op.permits(alice)]
+    traces = forbidden_traces(hidden, allowed)
+    for expected in ("confirm_order", "Confirm order", "/confirm/", "cancel_purchase_request"):
         assert expected in traces
-    assert not any("cancel" in trace for trace in traces)
+    # What alice's own cancel_order shares with the purchase requests' cancel proves nothing.
+    assert "/cancel/" in forbidden_traces(hidden)
+    for own in ("cancel_order", "/cancel/", "Cancel order"):
+        assert own not in traces
+    # A create has no path segment ("/draft/" is in every JSON Schema's $schema).
+    assert "/draft/" not in traces
 
 
 def test_pass_hat_k_uses_the_unbiased_estimator():
@@ -354,7 +360,9 @@ def test_the_llm_agent_round_trips_tool_calls_with_scrambled_names_and_distracto
     assert first["model"] == "fake-model"
     names = [tool["function"]["name"] for tool in first["tools"]]
     assert all(name.startswith("tool_") for name in names)  # scrambled, none real
-    assert len(names) == 4 + 2  # alice's catalog and two distractors
+    # alice's catalog (orders: list, get, create, cancel; purchase requests: list, get)
+    # and two distractors.
+    assert len(names) == 6 + 2
     system = first["messages"][0]["content"]
     assert system.startswith(SYSTEM_PROMPT) and "validForVersion" in system  # + B's instructions
     # The tool results went back to the model, answered by call id, names renamed too.

@@ -60,9 +60,11 @@ from schemathesis.specs.openapi.checks import (
 from affordances.arguments import SchemaValidator
 from affordances.catalog import get_catalog
 from orders.rules import is_customer
+from procurement.models import CostCenter, PurchaseRequest, Supplier
 from tests.conftest import Demo
 
 ROLES = ("admin", "support", "warehouse", "alice")
+PURCHASE_REQUESTS = "/api/purchase-requests/"
 MAX_EXAMPLES = int(os.environ.get("FUZZ_OPENAPI_EXAMPLES", "12"))
 
 NO_SERVER_ERROR = [not_a_server_error]
@@ -116,6 +118,14 @@ def _fresh_rate_limits() -> Iterator[None]:
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _with_procurement(request: pytest.FixtureRequest) -> None:
+    # Wherever the orders' demo is, the purchase requests are too: their paths are fuzzed
+    # on real requests as the orders' are on real orders.
+    if "demo" in request.fixturenames:
+        request.getfixturevalue("procurement")
+
+
 @contextmanager
 def _connections_kept() -> Iterator[None]:
     """Keep the test's database connection open across in-process WSGI requests.
@@ -145,6 +155,9 @@ def openapi(demo: Demo) -> Any:
 
 def _path_parameters(demo: Demo, path: str) -> st.SearchStrategy[dict[str, Any] | None]:
     """Identifiers of real objects half the time, generated ones otherwise (None)."""
+    if "{id}" in path and path.startswith(PURCHASE_REQUESTS):
+        ids = sorted(PurchaseRequest.objects.values_list("pk", flat=True))
+        return st.one_of(st.none(), st.sampled_from(ids).map(lambda pk: {"id": pk}))
     if "{id}" in path:
         ids = sorted(order.pk for order in demo.orders.values())
         return st.one_of(st.none(), st.sampled_from(ids).map(lambda pk: {"id": pk}))
@@ -201,10 +214,13 @@ class _StateRefusals:
         self.keys: set[str] = set()
 
     def before(self, case: Any) -> dict[str, Any] | None:
-        order = case.path_parameters.get("id") if case.path_parameters else None
-        if order is None:
+        pk = case.path_parameters.get("id") if case.path_parameters else None
+        if pk is None:
             return None
-        answer = self.client.get(f"/api/orders/{order}/")
+        collection = (
+            PURCHASE_REQUESTS if case.path.startswith(PURCHASE_REQUESTS) else "/api/orders/"
+        )
+        answer = self.client.get(f"{collection}{pk}/")
         # Django's test client reconnects close_old_connections when it is done; the
         # fuzz's WSGI requests must still keep the test's connection (_connections_kept).
         request_started.disconnect(close_old_connections)
@@ -225,6 +241,14 @@ class _StateRefusals:
             errors = set(response.json().get("errors", {}))
             named = body.get("customer")
             return errors == {"customer"} and not _is_customer(named)
+        if response.status_code == 400 and case.path == PURCHASE_REQUESTS:
+            # A cost center or supplier named by a code or name nothing has.
+            errors = set(response.json().get("errors", {}))
+            unknown = {
+                "costCenter": not CostCenter.objects.filter(code=body.get("costCenter")).exists(),
+                "supplier": not Supplier.objects.filter(name=body.get("supplier")).exists(),
+            }
+            return bool(errors) and all(unknown.get(name, False) for name in errors)
         if current is None:
             return False
         if response.status_code == 412:

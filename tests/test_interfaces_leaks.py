@@ -118,7 +118,16 @@ def test_a_customer_on_the_catalog_tools_sees_no_trace_of_what_she_lacks(
         for name in (*(f"{verb}_order" for verb in LACKED), "launch_rockets")
     }
 
-    assert names == ["get_order", "list_orders", "create_order", "cancel_order"]
+    # Her orders tools; every registered resource's reads follow (procurement's, scoped
+    # by its QUERYSET to nothing of hers).
+    assert names == [
+        "get_order",
+        "list_orders",
+        "create_order",
+        "cancel_order",
+        "get_purchase_request",
+        "list_purchase_requests",
+    ]
     assert len(orders) == 9 and {order["customer"] for order in orders.values()} == {"alice"}
     assert cancelled["isError"] is False
     assert cancelled["structuredContent"]["status"] == "cancelled"

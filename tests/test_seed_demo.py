@@ -13,6 +13,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from orders.models import Order
+from procurement.demo import DEMO_USERS as PROCUREMENT_USERS
 
 PASSWORD = "xylophone-seed-42"
 USERS = ("admin", "support", "warehouse", "supervisor", "auditor", "alice", "bob")
@@ -70,7 +71,8 @@ def user(username: str) -> AbstractUser:
 def test_seed_creates_the_seven_demo_users() -> None:
     seed("--password", PASSWORD)
     usernames = set(get_user_model().objects.values_list("username", flat=True))
-    assert usernames == set(USERS)
+    # The orders' seven, and procurement's (tests/test_procurement_seed.py).
+    assert usernames == set(USERS) | set(PROCUREMENT_USERS)
     admin = user("admin")
     assert admin.is_superuser
     assert admin.is_staff
@@ -255,7 +257,12 @@ def test_fresh_database_has_the_five_groups() -> None:
 @pytest.mark.parametrize("group", sorted(GROUP_PERMISSIONS))
 def test_fresh_database_group_has_exactly_the_spec_permissions(group: str) -> None:
     permissions = Group.objects.get(name=group).permissions.select_related("content_type")
-    assert {p.content_type.app_label for p in permissions} == {"orders"}
+    # The auditor is shared with procurement, where it may view purchase requests only.
+    shared = {("procurement", "view_purchaserequest")} if group == "auditor" else set()
+    assert {(p.content_type.app_label, p.codename) for p in permissions} - {
+        ("orders", p.codename) for p in permissions
+    } == shared
+    permissions = [p for p in permissions if p.content_type.app_label == "orders"]
     codenames = {p.codename for p in permissions}
     extra = codenames - GROUP_PERMISSIONS[group]
     assert GROUP_PERMISSIONS[group] <= codenames

@@ -15,7 +15,13 @@ from typing import Any, Protocol
 from experiment.client import McpSession, Outcome
 from experiment.tasks import ANY, Act, Report, Step
 
-__all__ = ["Agent", "Brief", "ScriptedAgent", "Unresolved"]
+__all__ = ["Agent", "Brief", "ScriptedAgent", "Unresolved", "id_argument"]
+
+
+def id_argument(resource: str) -> str:
+    """The tool argument naming one object, as the catalog spells it: ``purchaseRequestId``."""
+    head, *rest = resource.split("_")
+    return head + "".join(part.title() for part in rest) + "Id"
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,7 @@ class Brief:
     user: str
     goal: str
     steps: tuple[Step, ...]
-    # Demo keys → order ids (the goal names orders by id; scripted agents need the map).
+    # Demo keys → object ids (the goal names objects by id; scripted agents need the map).
     pks: dict[str, int]
     interface: str
 
@@ -45,7 +51,7 @@ class Unresolved(Exception):
 
 @dataclass
 class ScriptedAgent:
-    """Shared bookkeeping: created orders, the latest view of each order, the answer."""
+    """Shared bookkeeping: created objects, the latest view of each, the answer."""
 
     name: str = "scripted"
     created: dict[str, int] = field(default_factory=dict)
@@ -83,14 +89,14 @@ class ScriptedAgent:
         assert self.session is not None
         return await self.session.call(name, arguments)
 
-    async def list_every_order(self) -> list[dict[str, Any]]:
-        """Every page of ``list_orders`` (A and B; C follows the collection's links)."""
+    async def list_every(self, resource: str) -> list[dict[str, Any]]:
+        """Every page of ``list_{resource}s`` (A and B; C follows the collection's links)."""
         items: list[dict[str, Any]] = []
         page = 1
         while True:
-            outcome = await self.call("list_orders", {"page": page})
+            outcome = await self.call(f"list_{resource}s", {"page": page})
             if not outcome.ok or outcome.body is None:
-                raise Unresolved("Could not list the orders")
+                raise Unresolved(f"Could not list the {resource}s")
             items.extend(outcome.body.get("results", []))
             if not outcome.body.get("next"):
                 break
@@ -98,10 +104,11 @@ class ScriptedAgent:
         return items
 
     def order_id(self, step: Act) -> int | None:
-        """The id the step acts on; None for an order this task has not created yet."""
+        """The id the step acts on; None for an object this task has not created yet
+        (an earlier phase's creations are in the brief)."""
         assert self.brief is not None
         if step.order.startswith("new:"):
-            return self.created.get(step.order)
+            return self.created.get(step.order) or self.brief.pks.get(step.order)
         return self.brief.pks[step.order]
 
     def remember(self, representation: dict[str, Any] | None) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiment.agents.base import ScriptedAgent, Unresolved
+from experiment.agents.base import ScriptedAgent, Unresolved, id_argument
 from experiment.tasks import Act, Report
 
 __all__ = ["ScriptedStaticAgent"]
@@ -29,18 +29,18 @@ class ScriptedStaticAgent(ScriptedAgent):
         return None
 
     async def act(self, step: Act) -> None:
-        tool = f"{step.verb}_order"
+        tool = step.tool
         if tool not in self.tool_names:
             raise Unresolved(f"Could not {step.verb}: no such tool in my list")
         order_id = self.order_id(step)
         if step.verb != "create" and order_id is None:
-            raise Unresolved(f"Could not {step.verb}: the order was never created")
+            raise Unresolved(f"Could not {step.verb}: it was never created")
         view = None
         needs_view = bool(step.only_if) or any(
             isinstance(v, str) and v.startswith("$") for v in step.arguments.values()
         )
         if needs_view and order_id is not None:
-            read = await self.call("get_order", {"orderId": order_id})
+            read = await self.call(f"get_{step.resource}", {id_argument(step.resource): order_id})
             if not read.ok:
                 raise self.refused(step, order_id, read)
             view = read.body
@@ -50,7 +50,7 @@ class ScriptedStaticAgent(ScriptedAgent):
                 self.notes.append(f"Left #{order_id} as it is: it is {view.get('status')}")
                 return
         arguments = self.arguments_for(step, view)
-        base = {} if order_id is None else {"orderId": order_id}
+        base = {} if order_id is None else {id_argument(step.resource): order_id}
         tried: list[dict[str, Any]] = []
         while True:
             outcome = await self.call(tool, {**base, **arguments})
@@ -87,5 +87,5 @@ class ScriptedStaticAgent(ScriptedAgent):
         if step.scope == "created":
             self.report_created()
             return
-        items = await self.list_every_order()
+        items = await self.list_every(step.resource)
         self.report_views(items)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from experiment.agents.base import ScriptedAgent, Unresolved
+from experiment.agents.base import ScriptedAgent, Unresolved, id_argument
 from experiment.tasks import Act, Report
 
 __all__ = ["ScriptedHybridAgent"]
@@ -22,8 +22,8 @@ MAX_ATTEMPTS = 3
 
 
 class ScriptedHybridAgent(ScriptedAgent):
-    async def _read(self, order_id: int) -> dict[str, Any]:
-        outcome = await self.call("get_order", {"orderId": order_id})
+    async def _read(self, resource: str, order_id: int) -> dict[str, Any]:
+        outcome = await self.call(f"get_{resource}", {id_argument(resource): order_id})
         if not outcome.ok or outcome.body is None:
             raise Unresolved(f"Could not read #{order_id}: {outcome.code}")
         self.remember(outcome.body)
@@ -35,9 +35,9 @@ class ScriptedHybridAgent(ScriptedAgent):
             return
         order_id = self.order_id(step)
         if order_id is None:
-            raise Unresolved(f"Could not {step.verb}: the order was never created")
-        name = f"{step.verb}_order"
-        view = self.views.get(order_id) or await self._read(order_id)
+            raise Unresolved(f"Could not {step.verb}: it was never created")
+        name = step.tool
+        view = self.views.get(order_id) or await self._read(step.resource, order_id)
         for _ in range(MAX_ATTEMPTS):
             if not self.condition_holds(step, view):
                 self.notes.append(f"Left #{order_id} as it is: it is {view.get('status')}")
@@ -67,7 +67,7 @@ class ScriptedHybridAgent(ScriptedAgent):
                 return
             if outcome.code != "stale_version":
                 raise self.refused(step, order_id, outcome)
-            view = await self._read(order_id)  # it changed since I read it: look again
+            view = await self._read(step.resource, order_id)  # it changed: look again
         raise Unresolved(f"Could not {step.verb} #{order_id}: it keeps changing")
 
     def _within(self, step: Act, arguments: dict[str, Any], affordance: dict[str, Any]) -> dict:
@@ -91,9 +91,9 @@ class ScriptedHybridAgent(ScriptedAgent):
         return arguments
 
     async def _create(self, step: Act) -> None:
-        if "create_order" not in self.tool_names:
+        if step.tool not in self.tool_names:
             raise Unresolved("Could not create: no such tool in my list")
-        outcome = await self.call("create_order", self.arguments_for(step, None))
+        outcome = await self.call(step.tool, self.arguments_for(step, None))
         if not outcome.ok or outcome.body is None:
             raise self.refused(step, None, outcome)
         self.remember(outcome.body)
@@ -103,7 +103,7 @@ class ScriptedHybridAgent(ScriptedAgent):
         if step.scope == "created":
             self.report_created()
             return
-        items = await self.list_every_order()
+        items = await self.list_every(step.resource)
         for item in items:
             self.remember(item)
         self.report_views(items)

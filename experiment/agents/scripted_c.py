@@ -1,7 +1,7 @@
 """Scripted baseline for interface C (HAL-FORMS): follow links, fill templates.
 
 It starts at the entry point named in ``read_resource``'s description, follows
-``_links`` to the orders collection and its items, and acts only through a template the
+``_links`` to a collection (``orders``…) and its items, and acts only through a template the
 order's document offers: each property filled from the task (offered ``options`` only,
 within ``max`` and ``regex``), hidden ones copied. A refusal because the document is
 out of date (``stale_version``, or a template no longer offered) makes it read the
@@ -43,8 +43,15 @@ class ScriptedFormsAgent(ScriptedAgent):
         return outcome.body
 
     def _learn(self, document: dict[str, Any]) -> None:
-        """Remember the order documents seen (an item, or a collection's embedded items)."""
-        for item in [document, *document.get("_embedded", {}).get("orders", [])]:
+        """Remember the documents seen (an item, or a collection's embedded items)."""
+        embedded = [
+            item
+            for items in document.get("_embedded", {}).values()
+            if isinstance(items, list)
+            for item in items
+            if isinstance(item, dict)
+        ]
+        for item in [document, *embedded]:
             href = item.get("_links", {}).get("self", {}).get("href")
             if isinstance(item.get("id"), int) and href:
                 self.urls[item["id"]] = href
@@ -60,22 +67,22 @@ class ScriptedFormsAgent(ScriptedAgent):
             self.entry = await self._read(match.group(1))
         return self.entry
 
-    async def _collection(self) -> tuple[str, dict[str, Any]]:
+    async def _collection(self, resource: str) -> tuple[str, dict[str, Any]]:
         entry = await self._entry()
-        href = entry.get("_links", {}).get("orders", {}).get("href")
+        href = entry.get("_links", {}).get(f"{resource}s", {}).get("href")
         if not href:
-            raise Unresolved("The entry point has no orders link")
+            raise Unresolved(f"The entry point has no {resource}s link")
         return href, await self._read(href)
 
-    async def _find(self, order_id: int) -> str:
-        """The order's URL, following the collection's pages until it shows up."""
+    async def _find(self, resource: str, order_id: int) -> str:
+        """The object's URL, following the collection's pages until it shows up."""
         if order_id in self.urls:
             return self.urls[order_id]
-        _, page = await self._collection()
+        _, page = await self._collection(resource)
         while order_id not in self.urls:
             following = page.get("_links", {}).get("next", {}).get("href")
             if not following:
-                raise Unresolved(f"Order #{order_id} is not in the collection")
+                raise Unresolved(f"#{order_id} is not in the {resource}s collection")
             page = await self._read(following)
         return self.urls[order_id]
 
@@ -116,10 +123,10 @@ class ScriptedFormsAgent(ScriptedAgent):
             return
         order_id = self.order_id(step)
         if order_id is None:
-            raise Unresolved(f"Could not {step.verb}: the order was never created")
-        url = await self._find(order_id)
+            raise Unresolved(f"Could not {step.verb}: it was never created")
+        url = await self._find(step.resource, order_id)
         document = self.views.get(order_id) or await self._read(url)
-        name = f"{step.verb}_order"
+        name = step.tool
         for _ in range(MAX_ATTEMPTS):
             if not self.condition_holds(step, document):
                 self.notes.append(f"Left #{order_id} as it is: it is {document.get('status')}")
@@ -128,7 +135,7 @@ class ScriptedFormsAgent(ScriptedAgent):
             if template is None:
                 raise Unresolved(
                     f"Could not {step.verb} #{order_id}: not offered "
-                    f"(the order is {document.get('status')})"
+                    f"(it is {document.get('status')})"
                 )
             arguments = self._fill(step, template, self.arguments_for(step, document))
             outcome = await self.call(
@@ -143,13 +150,13 @@ class ScriptedFormsAgent(ScriptedAgent):
         raise Unresolved(f"Could not {step.verb} #{order_id}: it keeps changing")
 
     async def _create(self, step: Act) -> None:
-        href, collection = await self._collection()
-        template = collection.get("_templates", {}).get("create_order")
+        href, collection = await self._collection(step.resource)
+        template = collection.get("_templates", {}).get(step.tool)
         if template is None:
-            raise Unresolved("Could not create: the collection offers no create_order form")
+            raise Unresolved(f"Could not create: the collection offers no {step.tool} form")
         arguments = self._fill(step, template, self.arguments_for(step, None))
         outcome = await self.call(
-            "submit_form", {"url": href, "template": "create_order", "arguments": arguments}
+            "submit_form", {"url": href, "template": step.tool, "arguments": arguments}
         )
         if not outcome.ok or outcome.body is None:
             raise self.refused(step, None, outcome)
@@ -160,9 +167,10 @@ class ScriptedFormsAgent(ScriptedAgent):
         if step.scope == "created":
             self.report_created()
             return
-        _, page = await self._collection()
-        items = list(page.get("_embedded", {}).get("orders", []))
+        plural = f"{step.resource}s"
+        _, page = await self._collection(step.resource)
+        items = list(page.get("_embedded", {}).get(plural, []))
         while following := page.get("_links", {}).get("next", {}).get("href"):
             page = await self._read(following)
-            items.extend(page.get("_embedded", {}).get("orders", []))
+            items.extend(page.get("_embedded", {}).get(plural, []))
         self.report_views(items)

@@ -16,8 +16,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--user", help="Username: print only what this user may know about.")
         parser.add_argument("--indent", type=int, default=2)
+        parser.add_argument(
+            "--resource", help="Resource name (e.g. order): print only its operations."
+        )
 
-    def handle(self, *args: Any, user: str | None, indent: int, **options: Any) -> None:
+    def handle(
+        self, *args: Any, user: str | None, indent: int, resource: str | None, **options: Any
+    ) -> None:
         catalog = get_catalog()
         operations = list(catalog)
         if user is not None:
@@ -26,5 +31,10 @@ class Command(BaseCommand):
             except get_user_model().DoesNotExist:
                 raise CommandError(f"No user named {user!r}.") from None
             operations = catalog.for_user(caller)
+        if resource is not None:
+            known = {op.resource.name for op in catalog}
+            if resource not in known:
+                raise CommandError(f"No resource named {resource!r}: {', '.join(sorted(known))}.")
+            operations = [op for op in operations if op.resource.name == resource]
         document = {"operations": [catalog.documents[op.name] for op in operations]}
         self.stdout.write(json.dumps(document, cls=JSONEncoder, indent=indent))

@@ -2,13 +2,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.core.management.base import BaseCommand, CommandParser
 
 from orders.services import seed_demo
 
 
 class Command(BaseCommand):
-    help = "Create the demo users and orders (SPEC §9). Safe to run again."
+    help = (
+        "Create the demo users, orders (SPEC §9) and, with procurement installed, its "
+        "purchase requests. Safe to run again."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
@@ -16,7 +20,9 @@ class Command(BaseCommand):
             help="Password for every demo user (a random one is generated and printed if omitted).",
         )
         parser.add_argument(
-            "--reset", action="store_true", help="Delete every order first, then recreate them."
+            "--reset",
+            action="store_true",
+            help="Delete every order and purchase request first, then recreate them.",
         )
 
     def handle(self, *args: Any, password: str | None, reset: bool, **options: Any) -> None:
@@ -25,3 +31,11 @@ class Command(BaseCommand):
         if result.password_generated:
             self.stdout.write(f"Generated password for every demo user: {result.password}")
         self.stdout.write(f"Orders created: {result.orders_created}")
+        if apps.is_installed("procurement"):
+            # The demo project's second domain; orders itself does not depend on it.
+            from procurement.demo import seed_procurement, seed_procurement_users
+
+            users = seed_procurement_users(password=result.password)
+            self.stdout.write(f"Procurement demo users: {', '.join(users)}")
+            created = seed_procurement(reset=reset)
+            self.stdout.write(f"Purchase requests created: {created}")
