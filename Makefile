@@ -28,10 +28,12 @@ demo: $(DEMO_STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py seed_demo --password $${DEMO_PASSWORD:-demo-password}
 	@echo ""
-	@echo "Demo users: admin support warehouse supervisor auditor alice bob (one password)"
+	@echo "Demo users: admin support warehouse supervisor auditor alice bob (orders)"
+	@echo "            rita remy approver senior_approver buyer receiving_clerk accounts_payable (procurement)"
+	@echo "            (one password; rita, remy, alice and bob are not staff)"
 	@echo "Password:   $${DEMO_PASSWORD:-demo-password}"
-	@echo "Admin:      http://127.0.0.1:$(PORT)/admin/  (staff only: admin support warehouse supervisor auditor)"
-	@echo "API:        http://127.0.0.1:$(PORT)/api/  (orders, catalog /api/operations/, docs /api/docs/; every user)"
+	@echo "Admin:      http://127.0.0.1:$(PORT)/admin/  (staff only)"
+	@echo "API:        http://127.0.0.1:$(PORT)/api/  (orders, purchase-requests, catalog /api/operations/, docs /api/docs/; every user)"
 	@echo "MCP:        http://127.0.0.1:$(PORT)/mcp  (Authorization: Bearer <access token from /api/token/>)"
 	@echo ""
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)

@@ -22,7 +22,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 def _imported_distributions(*packages: str) -> set[str]:
     """The third-party distributions whose modules the packages' code imports."""
     owners = packages_distributions()
-    local = {"affordances", "config", "orders", "experiment", "tests", "load"}
+    local = {"affordances", "config", "orders", "procurement", "experiment", "tests", "load"}
     found: set[str] = set()
     for package in packages:
         for path in (ROOT / package).rglob("*.py"):
@@ -69,7 +69,7 @@ def test_the_library_requires_exactly_what_it_imports() -> None:
 
 
 def test_the_demo_extra_serves_the_demo_project() -> None:
-    imported = _imported_distributions("config", "orders")
+    imported = _imported_distributions("config", "orders", "procurement")
     missing = imported - _names(PROJECT["dependencies"]) - _extra("demo")
     assert not missing
     # None of the test or experiment toolchain comes with `make demo`.
