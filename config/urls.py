@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from affordances.mcp import FORMS, HYBRID, STATIC, McpView
+from affordances.mcp import COMPACT, FORMS, HYBRID, STATIC, McpView
 from affordances.rest import SchemaView
 from config.docs import SwaggerView
 from config.throttling import (
@@ -32,6 +32,7 @@ urlpatterns = [
     path("api-auth/", include("rest_framework.urls")),
     path("mcp", McpView.as_view(profile=HYBRID), name="mcp"),
     path("mcp/static", McpView.as_view(profile=STATIC), name="mcp-static"),
+    path("mcp/compact", McpView.as_view(profile=COMPACT), name="mcp-compact"),
     path("mcp/forms", McpView.as_view(profile=FORMS), name="mcp-forms"),
 ]
 

@@ -79,9 +79,15 @@ class Trace:
     schemas_text: str = ""
     # Calls the agent refused itself, never sent: a distractor tool, malformed arguments.
     local_refusals: list[tuple[str, str]] = field(default_factory=list)
-    # Model usage reported by an LLM endpoint, summed over the run.
+    # What an LLM endpoint reported, summed over the session: tokens (``prompt``,
+    # ``cached``, ``completion``), requests, the model's time, the tokens of the tool
+    # definitions sent, and tool calls repaired from the text of an answer.
     llm_usage: dict[str, int] = field(default_factory=dict)
     llm_requests: int = 0
+    llm_latency_ms: float = 0.0
+    llm_schema_tokens: int = 0
+    llm_repairs: int = 0
+    llm_model: str = ""
 
 
 @dataclass(frozen=True)

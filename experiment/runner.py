@@ -9,6 +9,8 @@ event loop: before and after a run in this thread, during a run in one worker th
 from __future__ import annotations
 
 import asyncio
+import json
+import random
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
@@ -31,11 +33,31 @@ from experiment.suite import TASKS
 from experiment.tasks import Check, Phase, Task, fill_goal
 from experiment.tokens import get_tokenizer
 
-__all__ = ["ENDPOINTS", "Config", "live_server", "run_experiment", "select_tasks"]
+__all__ = [
+    "CONDITIONS",
+    "ENDPOINTS",
+    "Config",
+    "interface_id",
+    "live_server",
+    "run_experiment",
+    "schedule",
+    "select_tasks",
+]
 
-ENDPOINTS = {"A": "/mcp/static", "B": "/mcp", "C": "/mcp/forms"}
-INTERFACE_NAMES = {"A": "static", "B": "hybrid", "C": "forms"}
+ENDPOINTS = {"A": "/mcp/static", "B": "/mcp", "B-compact": "/mcp/compact", "C": "/mcp/forms"}
+INTERFACE_NAMES = {"A": "static", "B": "hybrid", "B-compact": "compact", "C": "forms"}
 AGENTS = ("scripted", "llm")
+# ToolSandbox-style perturbations of the tool list the model sees (LLM agent only),
+# each reported as its own condition.
+CONDITIONS = ("plain", "scrambled", "distractors", "scrambled+distractors")
+
+
+def interface_id(name: str) -> str:
+    """``b-compact`` → ``B-compact``; ValueError for a name that is none of ours."""
+    for known in ENDPOINTS:
+        if known.lower() == name.strip().lower():
+            return known
+    raise ValueError(f"Unknown interface {name!r}: use {', '.join(ENDPOINTS)}.")
 
 
 @dataclass(frozen=True)
@@ -49,9 +71,17 @@ class Config:
     mode: str = "auto"
     # LLM agent only.
     max_steps: int = 20
-    scramble_names: bool = False
-    distractors: int = 0
+    conditions: tuple[str, ...] = ("plain",)
+    # How many distractor tools the distractors conditions add.
+    distractors: int = 4
+    # Where the model is, when not from OPENAI_* (a local server: base_url, model,
+    # tokenize_url, …), and LlmSettings options (max_tokens, temperature).
+    llm_endpoint: Mapping[str, Any] | None = None
     llm_options: Mapping[str, Any] = field(default_factory=dict)
+    # Facts about the model for the report (its file's sha256, the server's version).
+    llm_meta: Mapping[str, Any] = field(default_factory=dict)
+    # Keep each run in out/runs.jsonl as it ends; with resume, skip the runs found there.
+    resume: bool = False
 
 
 def select_tasks(ids: tuple[str, ...]) -> list[Task]:
@@ -80,25 +110,40 @@ def live_server() -> Iterator[str]:
         thread.terminate()
 
 
-def make_agent(name: str, interface: str, config: Config, repeat: int) -> Agent:
-    if name == "llm":
-        from experiment.agents.llm import LlmAgent, LlmSettings
+def llm_settings(config: Config, condition: str = "plain") -> Any:
+    """The LLM agent's settings for one condition: the configured endpoint, else OPENAI_*."""
+    from experiment.agents.llm import LlmSettings
 
-        settings = LlmSettings.from_env(
-            max_steps=config.max_steps,
-            scramble_names=config.scramble_names,
-            distractors=config.distractors,
-            seed=config.seed,
-            **config.llm_options,
-        )
-        return LlmAgent(settings, repeat=repeat)
+    options: dict[str, Any] = {
+        "max_steps": config.max_steps,
+        "scramble_names": "scrambled" in condition,
+        "distractors": config.distractors if "distractors" in condition else 0,
+        "seed": config.seed,
+        **config.llm_options,
+    }
+    if config.llm_endpoint is not None:
+        return LlmSettings(**{"api_key": "", **config.llm_endpoint, **options})
+    return LlmSettings.from_env(**options)
+
+
+def make_agent(
+    name: str, interface: str, config: Config, repeat: int, condition: str = "plain"
+) -> Agent:
+    if name == "llm":
+        from experiment.agents.llm import LlmAgent
+
+        return LlmAgent(llm_settings(config, condition), repeat=repeat)
     from experiment.agents.scripted_a import ScriptedStaticAgent
     from experiment.agents.scripted_b import ScriptedHybridAgent
     from experiment.agents.scripted_c import ScriptedFormsAgent
 
-    return {"A": ScriptedStaticAgent, "B": ScriptedHybridAgent, "C": ScriptedFormsAgent}[
-        interface
-    ]()
+    agents: dict[str, type[Agent]] = {
+        "A": ScriptedStaticAgent,
+        "B": ScriptedHybridAgent,
+        "B-compact": ScriptedHybridAgent,
+        "C": ScriptedFormsAgent,
+    }
+    return agents[interface]()
 
 
 class RunHooks:
@@ -208,6 +253,7 @@ def run_one(
     base_url: str,
     config: Config,
     orm: ThreadPoolExecutor,
+    condition: str = "plain",
 ) -> dict[str, Any]:
     reset_demo_data()
     pks = _demo_pks()
@@ -242,7 +288,7 @@ def run_one(
                     pks=known,
                     interface=interface,
                 )
-                agent = make_agent(agent_name, interface, config, repeat)
+                agent = make_agent(agent_name, interface, config, repeat, condition)
                 url = base_url + ENDPOINTS[interface]
                 session = McpSession(url, _token(phase.user), hooks=hooks, mode=config.mode)
                 sessions.append(session)
@@ -273,6 +319,7 @@ def run_one(
         "task": task.id,
         "interface": interface,
         "agent": agent_name,
+        "condition": condition,
         "repeat": repeat,
         "success": not failures,
         "invalidTransitions": metrics.invalid_transitions,
@@ -297,33 +344,104 @@ def run_one(
         run["injected"] = hooks.injected_at
     if metrics.leak_samples:
         run["leakSamples"] = metrics.leak_samples
-    requests = sum(s.trace.llm_requests for s in sessions)
-    if requests:
-        usage: dict[str, int] = {}
-        for s in sessions:
-            for key, value in s.trace.llm_usage.items():
-                usage[key] = usage.get(key, 0) + value
-        run["llm"] = {"requests": requests, "usage": usage}
+    if agent_name == "llm":
+        settings = llm_settings(config, condition)
+        run.update(
+            llm_figures(sessions, model=settings.model, counted_schema=bool(settings.tokenize_url))
+        )
     return run
 
 
+def llm_figures(sessions: list[McpSession], *, model: str, counted_schema: bool) -> dict[str, Any]:
+    """What the model's server counted over a run's sessions (None: it did not say);
+    ``model`` as the server named it, else as it was asked for."""
+
+    def total(key: str) -> int | None:
+        values = [s.trace.llm_usage[key] for s in sessions if key in s.trace.llm_usage]
+        return sum(values) if values else None
+
+    models = [s.trace.llm_model for s in sessions if s.trace.llm_model]
+    return {
+        "model": models[0] if models else model,
+        "turns": sum(s.trace.llm_requests for s in sessions),
+        "promptTokens": total("prompt"),
+        "cachedPromptTokens": total("cached"),
+        "completionTokens": total("completion"),
+        "toolSchemaTokens": (
+            sum(s.trace.llm_schema_tokens for s in sessions) if counted_schema else None
+        ),
+        "repairs": sum(s.trace.llm_repairs for s in sessions),
+        "modelLatencyMs": round(sum(s.trace.llm_latency_ms for s in sessions), 1),
+    }
+
+
 def validate(config: Config) -> list[Task]:
-    """The tasks to run; ValueError on an unknown task, interface or agent, or a missing model."""
+    """The tasks to run; ValueError on an unknown task, interface, agent or condition, or
+    a missing model."""
     tasks = select_tasks(config.tasks)
     for interface in config.interfaces:
         if interface not in ENDPOINTS:
-            raise ValueError(f"Unknown interface {interface!r}: use A, B and/or C.")
+            raise ValueError(f"Unknown interface {interface!r}: use {', '.join(ENDPOINTS)}.")
     for agent in config.agents:
         if agent not in AGENTS:
             raise ValueError(f"Unknown agent {agent!r}: use {' or '.join(AGENTS)}.")
+    for condition in config.conditions:
+        if condition not in CONDITIONS:
+            raise ValueError(f"Unknown condition {condition!r}: use {', '.join(CONDITIONS)}.")
     if "llm" in config.agents:
-        from experiment.agents.llm import LlmSettings
-
         try:
-            LlmSettings.from_env()
+            llm_settings(config)
         except RuntimeError as exc:
             raise ValueError(str(exc)) from exc
     return tasks
+
+
+Slot = tuple[str, str, str, str, int]  # task, interface, agent, condition, repeat
+
+
+def schedule(config: Config, tasks: list[Task]) -> list[Slot]:
+    """Every run, in order: repeat by repeat, interface by interface, the tasks shuffled
+    per seed (each interface's block starts cold and then shares its prompt prefix).
+    Conditions apply to the model only; the scripted agents run the plain one."""
+    slots: list[Slot] = []
+    for repeat in range(config.repeat):
+        for interface in config.interfaces:
+            for agent in config.agents:
+                conditions = config.conditions if agent == "llm" else ("plain",)
+                for condition in conditions:
+                    order = [task.id for task in tasks]
+                    random.Random(f"{config.seed}:{repeat}:{interface}:{condition}").shuffle(order)
+                    slots.extend((task, interface, agent, condition, repeat) for task in order)
+    return slots
+
+
+def _slot(run: Mapping[str, Any]) -> Slot:
+    return (
+        run["task"],
+        run["interface"],
+        run["agent"],
+        run.get("condition", "plain"),
+        run["repeat"],
+    )
+
+
+def _finished(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    runs = []
+    for line in path.read_text().splitlines():
+        if line.strip():
+            try:
+                runs.append(json.loads(line))
+            except ValueError:
+                break  # a line cut short by an interruption: that run is run again
+    return runs
+
+
+def _duration(seconds: float) -> str:
+    minutes, seconds = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s"
 
 
 def run_experiment(
@@ -331,61 +449,105 @@ def run_experiment(
     *,
     base_url: str | None = None,
     log: Callable[[str], None] = print,
+    seconds_per_run: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Every task x interface x agent x repeat; returns ``{"meta", "runs"}``."""
+    """Every task x interface x agent x condition x repeat; returns ``{"meta", "runs"}``.
+
+    Each finished run is appended to ``out/runs.jsonl``; with ``config.resume`` the runs
+    already there are kept and not run again, so a long run survives an interruption.
+    ``seconds_per_run`` (per agent) gives the estimate printed before starting.
+    """
     tasks = validate(config)
+    by_id = {task.id: task for task in tasks}
     ensure_demo_users()
-    runs: list[dict[str, Any]] = []
+    config.out.mkdir(parents=True, exist_ok=True)
+    journal = config.out / "runs.jsonl"
+    slots = schedule(config, tasks)
+    wanted = set(slots)
+    kept = [run for run in _finished(journal) if _slot(run) in wanted] if config.resume else []
+    done = {_slot(run) for run in kept}
+    todo = [slot for slot in slots if slot not in done]
+    with journal.open("w") as out:  # the kept runs only, then each new one as it ends
+        out.writelines(json.dumps(run, ensure_ascii=False) + "\n" for run in kept)
+    estimate = sum((seconds_per_run or {}).get(slot[2], 0.0) for slot in todo)
+    log(
+        f"{len(todo)} run(s) to do"
+        + (f", {len(kept)} kept from {journal}" if kept else "")
+        + (f"; estimated {_duration(estimate)}" if estimate else "")
+    )
+    runs: list[dict[str, Any]] = list(kept)
     started = time.perf_counter()
     orm = ThreadPoolExecutor(max_workers=1, thread_name_prefix="experiment-orm")
     server = live_server() if base_url is None else nullcontext(base_url)
     try:
         with server as url:
-            for task in tasks:
-                for interface in config.interfaces:
-                    for agent_name in config.agents:
-                        for repeat in range(config.repeat):
-                            run = run_one(
-                                task=task,
-                                interface=interface,
-                                agent_name=agent_name,
-                                repeat=repeat,
-                                base_url=url,
-                                config=config,
-                                orm=orm,
-                            )
-                            runs.append(run)
-                            log(_line(run))
+            for number, (task_id, interface, agent_name, condition, repeat) in enumerate(
+                todo, start=1
+            ):
+                run = run_one(
+                    task=by_id[task_id],
+                    interface=interface,
+                    agent_name=agent_name,
+                    repeat=repeat,
+                    base_url=url,
+                    config=config,
+                    orm=orm,
+                    condition=condition,
+                )
+                runs.append(run)
+                with journal.open("a") as out:
+                    out.write(json.dumps(run, ensure_ascii=False) + "\n")
+                elapsed = time.perf_counter() - started
+                remaining = elapsed / number * (len(todo) - number)
+                log(
+                    f"[{number}/{len(todo)} {_duration(elapsed)} elapsed, "
+                    f"~{_duration(remaining)} left] {_line(run)}"
+                )
     finally:
         orm.submit(connections.close_all).result()
         orm.shutdown()
-    meta = {
+    order = {slot: index for index, slot in enumerate(slots)}
+    runs.sort(key=lambda run: order[_slot(run)])
+    meta: dict[str, Any] = {
         "interfaces": {i: INTERFACE_NAMES[i] for i in config.interfaces},
         "tasks": {t.id: t.title for t in tasks},
         "agents": list(config.agents),
+        "conditions": list(config.conditions),
         "repeat": config.repeat,
         "seed": config.seed,
         "protocol": config.mode,
         "tokenizer": get_tokenizer().method,
         "wallSeconds": round(time.perf_counter() - started, 1),
     }
+    if kept:
+        meta["resumedRuns"] = len(kept)
     if "llm" in config.agents:
-        import os
-
+        settings = llm_settings(config)
         meta["llm"] = {
-            "model": os.environ.get("OPENAI_MODEL"),
+            "model": settings.model,
             "maxSteps": config.max_steps,
-            "scrambleNames": config.scramble_names,
+            "maxTokens": settings.max_tokens,
+            "temperature": settings.temperature,
             "distractors": config.distractors,
+            **config.llm_meta,
         }
     return {"meta": meta, "runs": runs}
 
 
 def _line(run: dict[str, Any]) -> str:
     mark = "ok  " if run["success"] else "FAIL"
+    condition = "" if run.get("condition", "plain") == "plain" else f" [{run['condition']}]"
+    model = ""
+    if run["agent"] == "llm":
+        model = (
+            f" turns={run['turns']} prompt={run['promptTokens']} "
+            f"cached={run['cachedPromptTokens']} repairs={run['repairs']}"
+        )
     return (
-        f"{mark} {run['task']:<3} {run['interface']} {run['agent']:<8} #{run['repeat']} "
-        f"invalid={run['invalidTransitions']} calls={run['calls']} reads={run['reads']} "
-        f"stale={run['staleConflicts']}/{run['staleRecovered']} leaks={run['leaks']}"
+        f"{mark} {run['task']:<3} {run['interface']} {run['agent']:<8}{condition} "
+        f"#{run['repeat']} invalid={run['invalidTransitions']} calls={run['calls']} "
+        f"reads={run['reads']} stale={run['staleConflicts']}/{run['staleRecovered']} "
+        f"leaks={run['leaks']}"
+        + model
         + (f"  {'; '.join(run['failures'])}" if run["failures"] else "")
     )

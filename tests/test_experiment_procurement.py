@@ -42,7 +42,7 @@ def test_scripted_b_does_every_q_task_without_an_invalid_transition(
 ) -> None:
     runs = run(live_server, tasks=Q_TASKS, interfaces=("B",))
 
-    assert [r["task"] for r in runs] == list(Q_TASKS)
+    assert sorted(r["task"] for r in runs) == sorted(Q_TASKS)
     for r in runs:
         assert r["success"], (r["task"], r["failures"])
         assert r["invalidTransitions"] == 0, (r["task"], r["refusals"])

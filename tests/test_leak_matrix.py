@@ -107,7 +107,7 @@ VALID_ARGUMENTS: dict[str, dict[str, Any]] = {
 }
 STALE = 999_999
 UNKNOWN = "no_such_operation"
-MCP = {"A": "/mcp/static", "B": "/mcp", "C": "/mcp/forms"}
+MCP = {"A": "/mcp/static", "B": "/mcp", "B-compact": "/mcp/compact", "C": "/mcp/forms"}
 HAL = "application/prs.hal-forms+json"
 # Ketting's default Accept, verbatim: q-values ask HAL-FORMS first.
 KETTING_ACCEPT = (
@@ -290,8 +290,8 @@ def observe_catalog_detail(o: Observer, seen: Seen) -> None:
         seen.probes[name] = [(answer_of(named), by_name), (answer_of(identified), by_urn)]
 
 
-def observe_order_list(o: Observer, seen: Seen) -> None:
-    response = seen.add(o.get("/api/orders/"))
+def observe_order_list(o: Observer, seen: Seen, query: str = "") -> None:
+    response = seen.add(o.get(f"/api/orders/{query}"))
     results = response.json()["results"]
     seen.facts.append(
         ("the list holds exactly the visible orders", [r["id"] for r in results] == o.visible)
@@ -636,11 +636,13 @@ FACES: dict[str, Callable[[Observer, Seen], None]] = {
     "catalog-list": observe_catalog_list,
     "catalog-detail": observe_catalog_detail,
     "order-list": observe_order_list,
+    "order-list-compact": lambda o, seen: observe_order_list(o, seen, "?affordances=compact"),
     "order-detail": observe_order_detail,
     "unavailable-affordances": observe_unavailable,
     "action-endpoints": observe_action_endpoints,
     "mcp-A-static": observe_mcp_catalog("A"),
     "mcp-B-hybrid": observe_mcp_catalog("B"),
+    "mcp-B-compact": observe_mcp_catalog("B-compact"),
     "mcp-C-forms": observe_mcp_forms,
     "hal-item": observe_hal_item,
     "hal-collection": observe_hal_collection,

@@ -9,7 +9,7 @@ No business rule lives in this package. Import what a URLconf needs from here::
 
 from __future__ import annotations
 
-from affordances.mcp.profiles import FORMS, HYBRID, PROFILES, STATIC, Profile
+from affordances.mcp.profiles import COMPACT, FORMS, HYBRID, PROFILES, STATIC, Profile
 from affordances.mcp.views import McpView
 
-__all__ = ["FORMS", "HYBRID", "PROFILES", "STATIC", "McpView", "Profile"]
+__all__ = ["COMPACT", "FORMS", "HYBRID", "PROFILES", "STATIC", "McpView", "Profile"]

@@ -57,6 +57,7 @@ def _context(profile: Profile, call: Call) -> Context:
         user=call.user,
         revision=call.revision,
         affordances=profile.affordances,
+        compact=profile.compact,
         problem_current=profile.problem_current,
         resources=profile.resources,
         page_size=profile.page_size,

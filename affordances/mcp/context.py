@@ -12,7 +12,7 @@ from affordances import reads
 from affordances.catalog import get_catalog
 from affordances.encoding import jsonable
 from affordances.mcp.transport.protocol import Revision
-from affordances.representations import plain
+from affordances.representations import Shape, shaped
 from affordances.resources import Resource
 
 __all__ = ["Context"]
@@ -25,8 +25,9 @@ class Context:
     request: Any
     user: Any
     revision: Revision
-    # Representations carry `affordances`/`unavailableAffordances` (SPEC §5).
+    # Representations carry `affordances`/`unavailableAffordances` (SPEC §5), compact or not.
     affordances: bool = True
+    compact: bool = False
     # 409/412 problems carry `current`, the object as it is now.
     problem_current: bool = True
     # Objects are MCP resources too (template, list, read, links from tool results).
@@ -36,14 +37,22 @@ class Context:
     _full_context: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
+    def shape(self) -> Shape:
+        if not self.affordances:
+            return Shape.NONE
+        return Shape.COMPACT if self.compact else Shape.FULL
+
+    @property
     def serializer_context(self) -> dict[str, Any]:
         # One dict per request: AffordancesMixin caches the caller's operations and URL
         # templates in it, so N objects cost no extra queries.
         if self._serializer_context is None:
-            context: dict[str, Any] = {"request": self.request, "format": None, "view": None}
-            if not self.affordances:
-                context["affordances"] = False
-            self._serializer_context = context
+            self._serializer_context = {
+                "request": self.request,
+                "format": None,
+                "view": None,
+                "affordances": self.shape,
+            }
         return self._serializer_context
 
     def represent(self, instance: models.Model, *, full: bool = False) -> dict[str, Any]:
@@ -54,9 +63,14 @@ class Context:
         if serializer_class is None:
             return {"id": instance.pk}
         context = self.serializer_context
-        if full and not self.affordances:
+        if full and self.shape is not Shape.FULL:
             if self._full_context is None:
-                self._full_context = {"request": self.request, "format": None, "view": None}
+                self._full_context = {
+                    "request": self.request,
+                    "format": None,
+                    "view": None,
+                    "affordances": Shape.FULL,
+                }
             context = self._full_context
         return jsonable(serializer_class(instance, context=context).data)
 
@@ -65,7 +79,7 @@ class Context:
 
     def shaped(self, body: dict[str, Any]) -> dict[str, Any]:
         """A stored (full) body as this profile answers it."""
-        return body if self.affordances else plain(body)
+        return shaped(body, self.shape)
 
     def represent_many(self, resource: Resource, instances: Any) -> list[dict[str, Any]]:
         if resource.serializer_class is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["FORMS", "HYBRID", "PROFILES", "STATIC", "Profile", "ToolSetKind"]
+__all__ = ["COMPACT", "FORMS", "HYBRID", "PROFILES", "STATIC", "Profile", "ToolSetKind"]
 
 
 class ToolSetKind(StrEnum):
@@ -26,8 +26,10 @@ class Profile:
     title: str
     instructions: str
     tools: ToolSetKind = ToolSetKind.CATALOG
-    # Representations carry `affordances`/`unavailableAffordances` (SPEC §5).
+    # Representations carry `affordances`/`unavailableAffordances` (SPEC §5)…
     affordances: bool = True
+    # …in their compact shape: only what varies per object (affordances.representations).
+    compact: bool = False
     # 409/412 problems carry `current`, the object as it is now.
     problem_current: bool = True
     # Objects are MCP resources too (template, list, read, links from tool results).
@@ -39,14 +41,14 @@ class Profile:
     list_ttl_ms: int = 300_000
 
 
-HYBRID_INSTRUCTIONS = """\
+_HYBRID_INSTRUCTIONS = """\
 Operations on these resources are tools of one stable catalog; which of them applies \
 to an object right now is stated by the object itself.
 
 1. Read before you act: fetch the object with its get_* tool (many with list_*, or \
 resources/read on its `url`). Its `affordances` are the operations that apply now: the \
 tool `name`, the bound `arguments` (the object's id), `constraints` (a JSON Schema that \
-narrows the tool's inputSchema: only these values will be accepted) and \
+narrows the tool's inputSchema: only these values will be accepted{compact}) and \
 `validForVersion`. `unavailableAffordances` lists operations you could use that do not \
 apply now, each with a machine `reason`: do not call them.
 2. Act only on an affordance: call its tool with its `arguments`, values within its \
@@ -63,10 +65,25 @@ On stale_version the object changed since you read it: read it again (or use \
 runs twice.
 """
 
+HYBRID_INSTRUCTIONS = _HYBRID_INSTRUCTIONS.format(compact="")
+
 HYBRID = Profile(
     name="hybrid",
     title="Affordances (catalog + affordances)",
     instructions=HYBRID_INSTRUCTIONS,
+)
+
+# Interface B-compact: B's tools and rules; an affordance names its tool and carries only
+# what varies, the rest is in the tool's definition.
+COMPACT_INSTRUCTIONS = _HYBRID_INSTRUCTIONS.format(
+    compact="; absent when nothing is narrowed; the rest is in the tool's definition"
+)
+
+COMPACT = Profile(
+    name="compact",
+    title="Affordances (catalog + compact affordances)",
+    instructions=COMPACT_INSTRUCTIONS,
+    compact=True,
 )
 
 STATIC_INSTRUCTIONS = """\
@@ -109,4 +126,4 @@ FORMS = Profile(
     resources=False,
 )
 
-PROFILES = {profile.name: profile for profile in (HYBRID, STATIC, FORMS)}
+PROFILES = {profile.name: profile for profile in (HYBRID, COMPACT, STATIC, FORMS)}

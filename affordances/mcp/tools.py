@@ -22,7 +22,7 @@ from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dump
 from affordances.models import Interface
 from affordances.operations import Operation
 from affordances.problems import PROBLEM_SCHEMA, Problem
-from affordances.representations import AFFORDANCE_LISTS
+from affordances.representations import AFFORDANCE_LISTS, CATALOG_KEYS, Shape
 
 if TYPE_CHECKING:
     from affordances.mcp.context import Context
@@ -58,8 +58,42 @@ def _without_affordance_lists(schema: Any) -> Any:
     return schema
 
 
+def _compact_entries(items: Any) -> Any:
+    if not isinstance(items, dict):
+        return items
+    properties = items.get("properties") or {}
+    return {
+        **items,
+        "properties": {k: v for k, v in properties.items() if k not in CATALOG_KEYS},
+        "required": [k for k in items.get("required", []) if k not in CATALOG_KEYS],
+    }
+
+
+def _with_compact_lists(schema: Any) -> Any:
+    """The compact representation's schema: entries without the catalog's keys."""
+    if isinstance(schema, dict):
+        cleaned = {key: _with_compact_lists(value) for key, value in schema.items()}
+        properties = cleaned.get("properties")
+        if isinstance(properties, dict):
+            for name in AFFORDANCE_LISTS:
+                listed = properties.get(name)
+                if isinstance(listed, dict) and "items" in listed:
+                    properties[name] = {**listed, "items": _compact_entries(listed["items"])}
+        return cleaned
+    if isinstance(schema, list):
+        return [_with_compact_lists(item) for item in schema]
+    return schema
+
+
+_SHAPED_SCHEMA = {
+    Shape.FULL: lambda schema: schema,
+    Shape.COMPACT: _with_compact_lists,
+    Shape.NONE: _without_affordance_lists,
+}
+
+
 def output_schema(
-    success: dict[str, Any], *, affordances: bool = True, problem_current: bool = True
+    success: dict[str, Any], *, shape: Shape = Shape.FULL, problem_current: bool = True
 ) -> dict[str, Any]:
     """Success or problem: ``structuredContent`` conforms whichever way a call ends.
 
@@ -72,7 +106,7 @@ def output_schema(
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
-        "anyOf": [success if affordances else _without_affordance_lists(success), problem],
+        "anyOf": [_SHAPED_SCHEMA[shape](success), problem],
     }
 
 
@@ -110,7 +144,7 @@ class CatalogTools:
     def list_key(self, ctx: Context) -> Hashable:
         # The caller's capabilities, through the operations they let it know about.
         operations = tuple(op.name for op in get_catalog().for_user(ctx.user))
-        return (ctx.affordances, ctx.problem_current, operations)
+        return (ctx.shape, ctx.problem_current, operations)
 
     def _tool(self, ctx: Context, entry: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -120,7 +154,7 @@ class CatalogTools:
             "inputSchema": entry["inputSchema"],
             "outputSchema": output_schema(
                 entry["outputSchema"],
-                affordances=ctx.affordances,
+                shape=ctx.shape,
                 problem_current=ctx.problem_current,
             ),
             "annotations": entry["annotations"],

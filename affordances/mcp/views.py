@@ -4,6 +4,7 @@ Mount one per profile::
 
     path("mcp", McpView.as_view(), name="mcp"),                       # B, hybrid
     path("mcp/static", McpView.as_view(profile=STATIC), name="mcp-static"),
+    path("mcp/compact", McpView.as_view(profile=COMPACT), name="mcp-compact"),
     path("mcp/forms", McpView.as_view(profile=FORMS), name="mcp-forms"),
 """
 

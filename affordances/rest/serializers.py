@@ -9,19 +9,21 @@ from django.urls import NoReverseMatch, reverse
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, Unavailable, evaluate_in_state
 from affordances.operations import Operation
+from affordances.representations import Shape, compact_entry
 from affordances.resources import Resource
 
-__all__ = ["AffordanceLists", "AffordancesMixin", "wants_affordances"]
+__all__ = ["AffordanceLists", "AffordancesMixin", "affordance_shape"]
 
 _PK_PLACEHOLDER = "__affordances_pk__"
 
 
-def wants_affordances(request: Any) -> bool:
-    """``?affordances=none`` asks for the plain, static representation."""
+def affordance_shape(request: Any) -> Shape:
+    """``?affordances=none`` asks for the plain, static representation, ``compact`` for
+    entries without what the catalog says; no request, no affordances."""
     if request is None:
-        return False
+        return Shape.NONE
     params = getattr(request, "query_params", None) or getattr(request, "GET", {})
-    return params.get("affordances") != "none"
+    return Shape.from_param(params.get("affordances"))
 
 
 def _target_template(operation: Operation, request: Any) -> str | None:
@@ -45,8 +47,17 @@ class AffordanceLists:
     the entries' fixed parts; each row reads its state once per state field.
     """
 
-    def __init__(self, request: Any, user: Any, resource: Resource, operations: list[Operation]):
+    def __init__(
+        self,
+        request: Any,
+        user: Any,
+        resource: Resource,
+        operations: list[Operation],
+        *,
+        compact: bool = False,
+    ):
         self.user = user
+        self.compact = compact
         self.version_field = resource.version_field
         self.id_argument = resource.id_argument
         self._plan = [
@@ -76,15 +87,14 @@ class AffordanceLists:
                 state = states[id(field)] = field.get_state(instance)
             result = evaluate_in_state(operation, instance, self.user, state)
             if isinstance(result, Available):
-                available.append(
-                    {
-                        **static,
-                        "target": template.replace(_PK_PLACEHOLDER, str(pk)) if template else None,
-                        "arguments": {self.id_argument: pk},
-                        "constraints": result.constraints,
-                        "validForVersion": getattr(instance, self.version_field),
-                    }
-                )
+                entry = {
+                    **static,
+                    "target": template.replace(_PK_PLACEHOLDER, str(pk)) if template else None,
+                    "arguments": {self.id_argument: pk},
+                    "constraints": result.constraints,
+                    "validForVersion": getattr(instance, self.version_field),
+                }
+                available.append(compact_entry(entry) if self.compact else entry)
             elif isinstance(result, Unavailable):
                 unavailable.append(self._refusal(operation, result.reason))
         return available, unavailable
@@ -93,11 +103,10 @@ class AffordanceLists:
         key = (operation.name, reason)
         entry = self._refusals.get(key)
         if entry is None:
-            entry = self._refusals[key] = {
-                "operation": operation.urn,
-                "name": operation.name,
-                "reason": reason,
-            }
+            entry = {"operation": operation.urn, "name": operation.name, "reason": reason}
+            if self.compact:
+                entry = compact_entry(entry)
+            self._refusals[key] = entry
         return dict(entry)  # a copy per row: whoever gets the list may change it
 
 
@@ -127,10 +136,16 @@ class AffordancesMixin:
     def _per_request(self, model: type) -> tuple[type, AffordanceLists | None]:
         """What every row of this request shares; None: no affordances."""
         request = self.context.get("request")
-        # The context may decide either way (True: the stored body of a run, whatever
-        # ?affordances says); otherwise the request does.
+        # The context may decide (True: the stored body of a run, whatever ?affordances
+        # says; False: none; a Shape); otherwise the request does.
         asked = self.context.get("affordances")
-        if asked is False or (asked is not True and not wants_affordances(request)):
+        if isinstance(asked, Shape):
+            shape = asked
+        elif isinstance(asked, bool):
+            shape = Shape.FULL if asked else Shape.NONE
+        else:
+            shape = affordance_shape(request)
+        if shape is Shape.NONE:
             return (model, None)
         catalog = get_catalog()
         resource = catalog.resource_for(model)
@@ -138,4 +153,5 @@ class AffordancesMixin:
             return (model, None)
         user = getattr(request, "user", None)
         operations = [op for op in catalog.transitions_for(model) if op.permits(user)]
-        return (model, AffordanceLists(request, user, resource, operations))
+        lists = AffordanceLists(request, user, resource, operations, compact=shape is Shape.COMPACT)
+        return (model, lists)

@@ -30,11 +30,11 @@ from affordances.execution import Outcome, may_create, perform, perform_create
 from affordances.models import interface_of
 from affordances.operations import Operation, transition_method_names
 from affordances.problems import Problem
-from affordances.representations import plain
+from affordances.representations import shaped
 from affordances.resources import Resource
 from affordances.rest.documentation import document_create, document_list
 from affordances.rest.exceptions import HiddenRoute, ProblemResponsesMixin, caller
-from affordances.rest.serializers import wants_affordances
+from affordances.rest.serializers import affordance_shape
 from affordances.rest.views import ProblemSerializer, vary_private
 
 __all__ = [
@@ -82,7 +82,7 @@ def _if_match(request: Request) -> int | None:
 
 
 def _answer(request: Request, outcome: Outcome) -> Response:
-    body = outcome.body if wants_affordances(request) else plain(outcome.body)
+    body = shaped(outcome.body, affordance_shape(request))
     response = Response(body, status=outcome.status)
     version = outcome.body.get("version")
     if version is not None:

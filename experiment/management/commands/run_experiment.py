@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, connections
 from django.test import override_settings
 
-from experiment.runner import Config, run_experiment, validate
+from experiment.local.endpoint import CONTEXT_TOKENS, local_endpoint
+from experiment.local.server import ServerError
+from experiment.local.weights import MODELS, ModelError
+from experiment.runner import CONDITIONS, Config, interface_id, run_experiment, validate
 from experiment.suite import TASKS
 
 
@@ -66,32 +70,70 @@ def given_database(url: str) -> Iterator[str]:
         del connections["default"]
 
 
+# --quick: what fits in 40 minutes on 2 cores with the small model (README, "A real
+# model"): one run of a task of each kind through every interface.
+QUICK = {
+    "local_model": "qwen2.5-coder-0.5b",
+    "interfaces": "A,B,B-compact,C",
+    "tasks": "S3,P1,R1,N1,Q1",
+    "repeat": 1,
+}
+DEFAULTS = {
+    "interfaces": "A,B,C",
+    "tasks": ",".join(task.id for task in TASKS),
+    "repeat": 1,
+    "agent": "scripted",
+}
+# Seconds one run takes, measured on 2 cores (the README's table), for the estimate.
+SECONDS_PER_RUN = {
+    "scripted": 1.0,
+    "qwen2.5-coder-0.5b": 60.0,
+    "qwen2.5-coder-1.5b": 150.0,
+}
+
+
 class Command(BaseCommand):
     help = (
-        "Run the tasks through interfaces A (static), B (hybrid) and C (HAL-FORMS) against "
-        "a live server and write results.json, report.md and chart.png."
+        "Run the tasks through interfaces A (static), B (hybrid), B-compact and C "
+        "(HAL-FORMS) against a live server and write results.json, report.md and chart.png."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--interfaces", default="A,B,C", help="Comma-separated: A,B,C.")
+        parser.add_argument(
+            "--interfaces", help="Comma-separated: A,B,B-compact,C (default A,B,C)."
+        )
         parser.add_argument(
             "--tasks",
-            default=",".join(task.id for task in TASKS),
             help=f"Comma-separated task ids (default all: {','.join(t.id for t in TASKS)}).",
         )
         parser.add_argument(
             "--agent",
-            default="scripted",
-            help="scripted, llm, or both (scripted,llm). llm reads OPENAI_BASE_URL, "
-            "OPENAI_MODEL and OPENAI_API_KEY.",
+            help="scripted (default), llm, or both (scripted,llm). llm reads OPENAI_BASE_URL, "
+            "OPENAI_MODEL and OPENAI_API_KEY, unless --local-model serves one here.",
         )
         parser.add_argument(
-            "--repeat", type=int, default=1, help="Runs per task x interface (pass^k)."
+            "--local-model",
+            choices=sorted(MODELS),
+            help="Serve this model on 127.0.0.1 with llama-server for the llm agent "
+            "(fetched and verified on first use; implies --agent llm).",
         )
         parser.add_argument(
-            "--seed", type=int, default=0, help="Seed of name scrambling and distractors."
+            "--quick",
+            action="store_true",
+            help="About 40 minutes on 2 cores: "
+            + ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in QUICK.items())
+            + " unless given.",
+        )
+        parser.add_argument("--repeat", type=int, help="Runs per task x interface (pass^k).")
+        parser.add_argument(
+            "--seed", type=int, default=0, help="Seed of task order, sampling, perturbations."
         )
         parser.add_argument("--out", default="out/experiment", help="Folder for the report.")
+        parser.add_argument(
+            "--resume",
+            action="store_true",
+            help="Keep the runs already in OUT/runs.jsonl and do only the others.",
+        )
         parser.add_argument(
             "--database-url",
             help="Run on this database instead of a throwaway one (its orders are reset!).",
@@ -104,17 +146,66 @@ class Command(BaseCommand):
         )
         parser.add_argument("--max-steps", type=int, default=20, help="LLM agent: step limit.")
         parser.add_argument(
-            "--scramble-names", action="store_true", help="LLM agent: rename every tool randomly."
+            "--max-tokens", type=int, default=768, help="LLM agent: tokens per completion."
         )
         parser.add_argument(
-            "--distractors", type=int, default=0, help="LLM agent: add N tools that do not exist."
+            "--temperature",
+            type=float,
+            help="LLM agent: sampling temperature (default: OPENAI_TEMPERATURE; 0.7 for "
+            "--local-model).",
+        )
+        parser.add_argument(
+            "--conditions",
+            help=f"LLM agent, comma-separated: {', '.join(CONDITIONS)} (default plain); "
+            "each is reported as its own condition.",
+        )
+        parser.add_argument(
+            "--scramble-names",
+            action="store_true",
+            help="LLM agent: as --conditions scrambled (with --distractors: both at once).",
+        )
+        parser.add_argument(
+            "--distractors",
+            type=int,
+            help="LLM agent: how many tools that do not exist the distractors conditions "
+            "add (default 4); alone, as --conditions distractors.",
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def _config(self, options: dict[str, Any]) -> Config:
+        if options["quick"]:
+            for key, value in QUICK.items():
+                if options.get(key) is None:
+                    options[key] = value
+        if options["local_model"] and options["agent"] is None:
+            options["agent"] = "llm"
+        for key, value in DEFAULTS.items():
+            if options.get(key) is None:
+                options[key] = value
         if options["repeat"] < 1:
             raise CommandError("--repeat must be at least 1.")
-        config = Config(
-            interfaces=_csv(options["interfaces"].upper()),
+        conditions = _csv(options["conditions"] or "")
+        if not conditions:
+            legacy = [
+                name
+                for name, on in (
+                    ("scrambled", options["scramble_names"]),
+                    ("distractors", bool(options["distractors"])),
+                )
+                if on
+            ]
+            conditions = ("+".join(legacy),) if legacy else ("plain",)
+        llm_options: dict[str, Any] = {"max_tokens": options["max_tokens"]}
+        temperature = options["temperature"]
+        if temperature is None and options["local_model"]:
+            temperature = 0.7
+        if temperature is not None:
+            llm_options["temperature"] = temperature
+        try:
+            interfaces = tuple(interface_id(name) for name in _csv(options["interfaces"]))
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        return Config(
+            interfaces=interfaces,
             tasks=_csv(options["tasks"].upper()),
             agents=_csv(options["agent"].lower()),
             repeat=options["repeat"],
@@ -122,13 +213,26 @@ class Command(BaseCommand):
             out=Path(options["out"]),
             mode=options["protocol"],
             max_steps=options["max_steps"],
-            scramble_names=options["scramble_names"],
-            distractors=options["distractors"],
+            conditions=conditions,
+            distractors=options["distractors"] or 4,
+            llm_options=llm_options,
+            resume=options["resume"],
         )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        config = self._config(options)
         from experiment.report import write_report
 
+        local = options["local_model"]
+        if local and "llm" not in config.agents:
+            raise CommandError("--local-model serves the llm agent: add --agent llm.")
+        probe = (
+            replace(config, llm_endpoint={"base_url": "http://127.0.0.1:1", "model": local})
+            if local
+            else config
+        )
         try:
-            validate(config)  # before a database is made for nothing
+            validate(probe)  # before a model is fetched or a database made for nothing
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
 
@@ -138,14 +242,19 @@ class Command(BaseCommand):
             else throwaway_database()
         )
         # The live server answers on 127.0.0.1 over plain HTTP whatever the deployment says.
-        local = override_settings(
+        loopback = override_settings(
             ALLOWED_HOSTS=[*settings.ALLOWED_HOSTS, "127.0.0.1"], SECURE_SSL_REDIRECT=False
         )
+        model = self._local_model(local, config)
+        per_run = {
+            "scripted": SECONDS_PER_RUN["scripted"],
+            "llm": SECONDS_PER_RUN.get(local or "", 0.0),
+        }
         try:
-            with database as name, local:
+            with model as config, database as name, loopback:
                 self.stdout.write(f"Database: {name}")
-                results = run_experiment(config, log=self.stdout.write)
-        except ValueError as exc:
+                results = run_experiment(config, log=self.stdout.write, seconds_per_run=per_run)
+        except (ValueError, ModelError, ServerError) as exc:
             raise CommandError(str(exc)) from exc
         paths = write_report(results, config.out)
         self.stdout.write(paths["markdown"].read_text().split("## Runs (means over repeats)")[0])
@@ -156,3 +265,29 @@ class Command(BaseCommand):
                 + ", ".join(str(p) for p in paths.values())
             )
         )
+
+    def _local_model(self, name: str | None, config: Config) -> AbstractContextManager[Config]:
+        """The config pointed at a llama-server of ``name`` for the block's length."""
+        if name is None:
+            return nullcontext(config)
+
+        @contextmanager
+        def served() -> Iterator[Config]:
+            with local_endpoint(name, log=self.stdout.write) as endpoint:
+                yield replace(
+                    config,
+                    llm_endpoint={
+                        "base_url": endpoint.base_url,
+                        "model": endpoint.model,
+                        "tokenize_url": endpoint.tokenize_url,
+                    },
+                    llm_meta={
+                        "title": endpoint.title,
+                        "sha256": endpoint.sha256,
+                        "server": endpoint.server_version,
+                        "contextTokens": CONTEXT_TOKENS,
+                        "threads": 2,
+                    },
+                )
+
+        return served()

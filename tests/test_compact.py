@@ -1,0 +1,120 @@
+"""The compact representation (``?affordances=compact``, MCP ``/mcp/compact``).
+
+Affordance entries carry only what varies per object — ``name`` (the catalog entry and
+MCP tool it refers to), ``target``, ``arguments``, ``constraints`` unless empty,
+``validForVersion`` — and unavailable entries ``name`` and ``reason``: the full entries
+less what the catalog says, nothing else removed, nothing added.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from rest_framework.test import APIClient
+
+from affordances.representations import CATALOG_KEYS
+from tests.conftest import Demo
+from tests.test_interfaces_http import wire_for
+
+pytestmark = pytest.mark.django_db
+
+COMPACT, HYBRID = "/mcp/compact", "/mcp"
+
+
+def api(demo: Demo, username: str) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(demo.users[username])
+    return client
+
+
+def less_the_catalog(entry: dict[str, Any]) -> dict[str, Any]:
+    kept = {k: v for k, v in entry.items() if k not in CATALOG_KEYS}
+    if kept.get("constraints") == {}:
+        del kept["constraints"]
+    return kept
+
+
+def assert_compact_of(compact: dict[str, Any], full: dict[str, Any]) -> None:
+    assert {k: v for k, v in compact.items() if not k.endswith("ffordances")} == {
+        k: v for k, v in full.items() if not k.endswith("ffordances")
+    }
+    assert compact["affordances"] == [less_the_catalog(e) for e in full["affordances"]]
+    assert compact["unavailableAffordances"] == [
+        {"name": e["name"], "reason": e["reason"]} for e in full["unavailableAffordances"]
+    ]
+
+
+def test_a_compact_order_is_the_full_one_less_what_the_catalog_says(demo: Demo):
+    support = api(demo, "admin")  # every capability: pending orders can't ship yet
+    for key in ("demo-01", "demo-05"):  # pending (narrowed cancel reasons), and another
+        pk = demo.orders[key].pk
+        full = support.get(f"/api/orders/{pk}/").json()
+        compact = support.get(f"/api/orders/{pk}/?affordances=compact").json()
+        assert full["affordances"] and full["unavailableAffordances"]
+        assert_compact_of(compact, full)
+        assert len(json.dumps(compact)) < len(json.dumps(full))
+    # Somewhere a constraint narrows, and it is kept.
+    listed = support.get("/api/orders/?affordances=compact&page_size=200").json()["results"]
+    assert any("constraints" in e for order in listed for e in order["affordances"])
+    full_list = support.get("/api/orders/?page_size=200").json()["results"]
+    for compact, full in zip(listed, full_list, strict=True):
+        assert_compact_of(compact, full)
+
+
+def test_a_transition_answers_in_the_shape_asked_for(demo: Demo):
+    pk = demo.orders["demo-01"].pk
+    answer = api(demo, "support").post(
+        f"/api/orders/{pk}/confirm/?affordances=compact", {}, format="json"
+    )
+    assert answer.status_code == 200
+    for entry in answer.json()["affordances"] + answer.json()["unavailableAffordances"]:
+        assert not set(entry) & set(CATALOG_KEYS)
+
+
+def test_the_compact_endpoint_offers_bs_tools_with_a_compact_output_schema(demo: Demo):
+    compact = wire_for(demo, COMPACT, "support").tools()
+    hybrid = wire_for(demo, HYBRID, "support").tools()
+
+    def stable(tool: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in tool.items() if k != "outputSchema"}
+
+    assert [stable(t) for t in compact] == [stable(t) for t in hybrid]
+    get_order = next(t for t in compact if t["name"] == "get_order")
+    schema = json.dumps(get_order["outputSchema"])
+    assert '"affordances"' in schema and '"title"' not in schema.split('"affordances"')[1][:400]
+
+    wire = wire_for(demo, COMPACT, "support")
+    pk = demo.orders["demo-01"].pk
+    result = wire.tool("get_order", {"orderId": pk})
+    body = result["structuredContent"]
+    jsonschema.validate(body, get_order["outputSchema"])
+    full = wire_for(demo, HYBRID, "support").tool("get_order", {"orderId": pk})
+    assert_compact_of(body, full["structuredContent"])
+    assert json.loads(result["content"][0]["text"]) == body
+    # A full entry does not pass for a compact one, nor the other way round.
+    full_tool = next(t for t in hybrid if t["name"] == "get_order")
+    jsonschema.validate(full["structuredContent"], full_tool["outputSchema"])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(body, full_tool["outputSchema"])
+
+
+def test_a_replay_answers_in_the_shape_of_the_endpoint_asked(demo: Demo):
+    pk = demo.orders["demo-01"].pk
+    meta = {"affordances/idempotencyKey": "compact-replay-1"}
+    params = {"name": "confirm_order", "arguments": {"orderId": pk}, "_meta": meta}
+    first = wire_for(demo, HYBRID, "support").result("tools/call", params)
+    again = wire_for(demo, COMPACT, "support").result("tools/call", params)
+    assert again["_meta"]["affordances/replayed"] is True
+    assert_compact_of(again["structuredContent"], first["structuredContent"])
+    assert demo.order("demo-01").version == 2  # it ran once
+
+
+def test_the_compact_instructions_say_what_is_left_out(demo: Demo):
+    from affordances.mcp import COMPACT as PROFILE
+    from affordances.mcp import HYBRID as FULL
+
+    assert "absent when nothing is narrowed" in PROFILE.instructions
+    assert "absent" not in FULL.instructions
