@@ -99,7 +99,7 @@ def pass_hat_k(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 INTERFACE_LABELS = {"A": "A static", "B": "B hybrid", "B-compact": "B compact", "C": "C forms"}
 
 
-def _sum(values: Iterable[Any]) -> int | None:
+def _sum(values: Iterable[Any]) -> float | None:
     """The sum of the counted values; None when none was counted (the server said nothing)."""
     counted = [value for value in values if isinstance(value, int | float)]
     return sum(counted) if counted else None
@@ -463,6 +463,14 @@ def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
             else ""
         )
         + ".\n",
+        *(
+            [
+                f"**Partial: {len(runs)} of {meta['plannedRuns']} planned runs.** Continue "
+                "with the same options and `--resume`.\n"
+            ]
+            if meta.get("complete") is False
+            else []
+        ),
         *(
             f"## By task, {agent} agent\n\n{compact_table(results['summary'], agent)}"
             for agent in dict.fromkeys(row["agent"] for row in results["summary"])

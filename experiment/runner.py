@@ -400,18 +400,24 @@ Slot = tuple[str, str, str, str, int]  # task, interface, agent, condition, repe
 
 
 def schedule(config: Config, tasks: list[Task]) -> list[Slot]:
-    """Every run, in order: repeat by repeat, interface by interface, the tasks shuffled
-    per seed (each interface's block starts cold and then shares its prompt prefix).
-    Conditions apply to the model only; the scripted agents run the plain one."""
+    """Every run, in order: repeat by repeat, the tasks in an order drawn from the seed,
+    and for each task every interface (agent, condition) in a drawn order too — so a run
+    cut short has compared the interfaces on the same tasks, and no interface always
+    comes first. Conditions apply to the model only; the scripted agents run plain."""
+    arms = [
+        (interface, agent, condition)
+        for interface in config.interfaces
+        for agent in config.agents
+        for condition in (config.conditions if agent == "llm" else ("plain",))
+    ]
     slots: list[Slot] = []
     for repeat in range(config.repeat):
-        for interface in config.interfaces:
-            for agent in config.agents:
-                conditions = config.conditions if agent == "llm" else ("plain",)
-                for condition in conditions:
-                    order = [task.id for task in tasks]
-                    random.Random(f"{config.seed}:{repeat}:{interface}:{condition}").shuffle(order)
-                    slots.extend((task, interface, agent, condition, repeat) for task in order)
+        order = [task.id for task in tasks]
+        random.Random(f"{config.seed}:{repeat}").shuffle(order)
+        for task in order:
+            drawn = list(arms)
+            random.Random(f"{config.seed}:{repeat}:{task}").shuffle(drawn)
+            slots.extend((task, i, agent, condition, repeat) for i, agent, condition in drawn)
     return slots
 
 
@@ -479,21 +485,28 @@ def run_experiment(
     started = time.perf_counter()
     orm = ThreadPoolExecutor(max_workers=1, thread_name_prefix="experiment-orm")
     server = live_server() if base_url is None else nullcontext(base_url)
+    interrupted = False
     try:
         with server as url:
             for number, (task_id, interface, agent_name, condition, repeat) in enumerate(
                 todo, start=1
             ):
-                run = run_one(
-                    task=by_id[task_id],
-                    interface=interface,
-                    agent_name=agent_name,
-                    repeat=repeat,
-                    base_url=url,
-                    config=config,
-                    orm=orm,
-                    condition=condition,
-                )
+                try:
+                    run = run_one(
+                        task=by_id[task_id],
+                        interface=interface,
+                        agent_name=agent_name,
+                        repeat=repeat,
+                        base_url=url,
+                        config=config,
+                        orm=orm,
+                        condition=condition,
+                    )
+                except KeyboardInterrupt:
+                    # Ctrl-C: the run in progress is dropped, the finished ones reported.
+                    interrupted = True
+                    log(f"Interrupted: {len(runs)} of {len(slots)} runs done.")
+                    break
                 runs.append(run)
                 with journal.open("a") as out:
                     out.write(json.dumps(run, ensure_ascii=False) + "\n")
@@ -518,6 +531,8 @@ def run_experiment(
         "protocol": config.mode,
         "tokenizer": get_tokenizer().method,
         "wallSeconds": round(time.perf_counter() - started, 1),
+        "plannedRuns": len(slots),
+        "complete": not interrupted and len(runs) == len(slots),
     }
     if kept:
         meta["resumedRuns"] = len(kept)

@@ -27,6 +27,7 @@ def test_the_bench_prints_every_face_and_ratio() -> None:
     text = done.stdout
     for face in (
         "REST JSON, affordances",
+        "REST JSON, compact",
         "HAL-FORMS",
         "MCP list_orders (B)",
         "admin change list",

@@ -50,10 +50,11 @@ def test_a_subset_runs_and_writes_the_report(live_server: Any, demo: Demo, tmp_p
     paths = write_report(results, tmp_path)
 
     written = json.loads(paths["json"].read_text())
-    # Interface by interface, each block the tasks in the seed's order.
+    # Task by task in the seed's order, each through both interfaces.
     order = [(r["task"], r["interface"]) for r in written["runs"]]
-    assert [i for _, i in order] == ["A", "A", "B", "B", "C"]
-    assert {t for t, i in order if i == "A"} == {t for t, i in order if i == "B"} == {"S3", "R1"}
+    assert {t for t, _ in order[:2]} != {t for t, _ in order[2:4]}
+    assert {i for _, i in order[:2]} == {i for _, i in order[2:4]} == {"A", "B"}
+    assert order[4] == ("L1", "C")
     for entry in written["runs"]:  # SPEC §13's shape
         assert entry["agent"] == "scripted" and entry["repeat"] == 0
         assert isinstance(entry["success"], bool)
@@ -114,7 +115,7 @@ def test_an_injected_refusal_is_one_invalid_transition_on_a_and_a_stale_conflict
 
 def test_a_new_operation_reaches_b_and_c_but_not_a_frozen_static_list(live_server: Any, demo: Demo):
     runs = run(live_server, tasks=("N1",), interfaces=("A", "B", "C"))
-    assert [r["success"] for r in runs] == [False, True, True]
+    assert [one(runs, "N1", i)["success"] for i in "ABC"] == [False, True, True]
     assert all(r["injected"] == "after tools/list" for r in runs)
     assert one(runs, "N1", "A")["calls"] == 0  # hold_order was not in its list
     # The switch was undone after each run: the catalog is the default one again.

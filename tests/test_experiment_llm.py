@@ -349,6 +349,30 @@ def test_resume_keeps_the_finished_runs_and_does_the_rest(live_server: Any, demo
     assert results["meta"]["resumedRuns"] == 1
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_ctrl_c_reports_the_finished_runs_as_partial(
+    live_server: Any, demo: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from experiment import runner
+
+    real, calls = runner.run_one, []
+
+    def interrupted_second(**kwargs: Any) -> dict[str, Any]:
+        calls.append(kwargs["task"].id)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as Ctrl-C lands in the middle of a run
+        return real(**kwargs)
+
+    monkeypatch.setattr(runner, "run_one", interrupted_second)
+    config = Config(tasks=("S3", "P2", "R1"), interfaces=("A",), out=tmp_path)
+    results = run_experiment(config, base_url=live_server.url, log=lambda line: None)
+    assert [r["task"] for r in results["runs"]] == calls[:1]
+    assert results["meta"]["complete"] is False and results["meta"]["plannedRuns"] == 3
+    report = write_report(results, tmp_path)["markdown"].read_text()
+    assert "**Partial: 1 of 3 planned runs.**" in report
+    assert len((tmp_path / "runs.jsonl").read_text().splitlines()) == 1
+
+
 def test_the_schedule_shuffles_tasks_per_seed_and_gives_conditions_to_the_model_only():
     tasks = select_tasks(("S1", "S2", "S3", "S4", "S5", "S6", "P1", "P2"))
     config = Config(
@@ -359,14 +383,16 @@ def test_the_schedule_shuffles_tasks_per_seed_and_gives_conditions_to_the_model_
         repeat=2,
     )
     slots = schedule(config, tasks)
-    # 2 repeats x 2 interfaces x (scripted plain + llm plain + llm scrambled) x 8 tasks
-    assert len(slots) == len(set(slots)) == 2 * 2 * 3 * 8
+    # 2 repeats x 8 tasks x 2 interfaces x (scripted plain + llm plain + llm scrambled)
+    assert len(slots) == len(set(slots)) == 2 * 8 * 2 * 3
     assert {c for _, _, agent, c, _ in slots if agent == "scripted"} == {"plain"}
-    orders = {
-        (i, a, c, r): [t for t, i2, a2, c2, r2 in slots if (i2, a2, c2, r2) == (i, a, c, r)]
-        for _, i, a, c, r in slots
-    }
-    assert len({tuple(order) for order in orders.values()}) > 1  # not one fixed order
+    # Task by task, every arm before the next task: a prefix compares like with like.
+    arms = 2 * 3
+    blocks = [slots[i : i + arms] for i in range(0, len(slots), arms)]
+    assert all(len({(t, r) for t, *_, r in block}) == 1 for block in blocks)
+    task_orders = {tuple(b[0][0] for b in blocks[r * 8 : (r + 1) * 8]) for r in (0, 1)}
+    assert len(task_orders) == 2  # drawn anew per repeat
+    assert len({tuple((i, a, c) for _, i, a, c, _ in block) for block in blocks}) > 1
     again = schedule(config, tasks)
     other = schedule(Config(**{**config.__dict__, "seed": 1}), tasks)
     assert again == slots and other != slots

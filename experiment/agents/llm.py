@@ -146,10 +146,12 @@ def usage_of(data: dict[str, Any]) -> dict[str, int]:
     ``prompt_tokens_details.cached_tokens``); llama-server adds ``timings`` (``prompt_n``
     tokens evaluated, ``cache_n`` taken from the cache), used where ``usage`` is silent.
     """
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    timings = data.get("timings") if isinstance(data.get("timings"), dict) else {}
-    details = usage.get("prompt_tokens_details")
-    details = details if isinstance(details, dict) else {}
+
+    def mapping(value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else {}
+
+    usage, timings = mapping(data.get("usage")), mapping(data.get("timings"))
+    details = mapping(usage.get("prompt_tokens_details"))
 
     def number(*values: Any) -> int | None:
         for value in values:

@@ -71,14 +71,16 @@ def given_database(url: str) -> Iterator[str]:
 
 
 # --quick: what fits in 40 minutes on 2 cores with the small model (README, "A real
-# model"): one run of a task of each kind through every interface.
+# model"): one run of a task of each kind through every interface, 12 steps at most.
 QUICK = {
     "local_model": "qwen2.5-coder-0.5b",
     "interfaces": "A,B,B-compact,C",
-    "tasks": "S3,P1,R1,N1,Q1",
+    "tasks": "S3,P1,R1,N1,Q8",
     "repeat": 1,
+    "max_steps": 12,
 }
 DEFAULTS = {
+    "max_steps": 20,
     "interfaces": "A,B,C",
     "tasks": ",".join(task.id for task in TASKS),
     "repeat": 1,
@@ -144,7 +146,7 @@ class Command(BaseCommand):
             default="auto",
             help="MCP client mode: auto (2026-07-28) or legacy (initialize, 2025-11-25).",
         )
-        parser.add_argument("--max-steps", type=int, default=20, help="LLM agent: step limit.")
+        parser.add_argument("--max-steps", type=int, help="LLM agent: step limit (20).")
         parser.add_argument(
             "--max-tokens", type=int, default=768, help="LLM agent: tokens per completion."
         )
