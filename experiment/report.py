@@ -73,7 +73,7 @@ def aggregate(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "latencyMs": mean(r["latencyMs"] for r in group),
             }
         )
-    return rows
+    return _in_order(rows)
 
 
 def pass_hat_k(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -97,6 +97,13 @@ def pass_hat_k(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 
 INTERFACE_LABELS = {"A": "A static", "B": "B hybrid", "B-compact": "B compact", "C": "C forms"}
+
+
+def _in_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows by interface as the seed names them (A, B, B-compact, C), then as they came:
+    the run order is shuffled, the tables are not."""
+    rank = {interface: index for index, interface in enumerate(INTERFACE_LABELS)}
+    return sorted(rows, key=lambda row: rank.get(row["interface"], len(rank)))
 
 
 def _sum(values: Iterable[Any]) -> float | None:
@@ -135,7 +142,7 @@ def model_totals(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "modelSeconds": sum(r.get("modelLatencyMs", 0) for r in group) / 1000,
             }
         )
-    return rows
+    return _in_order(rows)
 
 
 def wilson(passed: int, runs: int, z: float = 1.96) -> tuple[float, float]:
@@ -335,7 +342,7 @@ def totals(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "leaks": sum(r["leaks"] for r in group),
             }
         )
-    return rows
+    return _in_order(rows)
 
 
 def _totals_table(rows: list[dict[str, Any]]) -> str:
@@ -431,9 +438,11 @@ def _model_meta(llm: dict[str, Any]) -> str:
 def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     runs = results["runs"]
+    task_rank = {task: index for index, task in enumerate(results["meta"].get("tasks", {}))}
+    summary = sorted(aggregate(runs), key=lambda row: task_rank.get(row["task"], len(task_rank)))
     results = {
         **results,
-        "summary": aggregate(runs),
+        "summary": summary,
         "totals": totals(runs),
         "passHatK": pass_hat_k(runs),
     }
