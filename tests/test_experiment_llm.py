@@ -423,6 +423,42 @@ def test_fisher_and_wilson_on_known_tables():
     assert (low, high) == (pytest.approx(0.2366, abs=1e-3), pytest.approx(0.7634, abs=1e-3))
 
 
+def test_report_only_rewrites_the_report_from_results_json(tmp_path: Path):
+    from django.core.management import CommandError, call_command
+
+    def run(interface: str, ok: bool) -> dict[str, Any]:
+        counts = {"schemas": 10, "responses": 5}
+        return {
+            "task": "S3",
+            "interface": interface,
+            "agent": "llm",
+            "condition": "plain",
+            "repeat": 0,
+            "success": ok,
+            "failures": [] if ok else ["no"],
+            **dict.fromkeys(("invalidTransitions", "calls", "reads", "leaks"), 0),
+            **dict.fromkeys(("staleConflicts", "staleRecovered"), 0),
+            "contextBytes": counts,
+            "contextTokens": counts,
+            "latencyMs": 1.0,
+            "promptTokens": 100,
+            "cachedPromptTokens": 50,
+        }
+
+    meta = {"interfaces": {"B": "hybrid", "A": "static"}, "tasks": {"S3": "t"}, "repeat": 1}
+    meta |= {"agents": ["llm"], "protocol": "auto", "tokenizer": "x", "wallSeconds": 1}
+    (tmp_path / "results.json").write_text(
+        json.dumps({"meta": meta, "runs": [run("B", True), run("A", False)]})
+    )
+    call_command("run_experiment", "--report-only", "--out", str(tmp_path))
+    report = (tmp_path / "report.md").read_text()
+    # The tables in the seed's order, whatever order the runs were in.
+    assert report.index("| A | llm | 0/1") < report.index("| B | llm | 1/1")
+    assert "| 50% |" in report
+    with pytest.raises(CommandError, match="needs"):
+        call_command("run_experiment", "--report-only", "--out", str(tmp_path / "none"))
+
+
 def test_model_totals_keep_conditions_apart_and_unknown_counts_unknown():
     def run(condition: str, ok: bool, cached: int | None) -> dict[str, Any]:
         return {

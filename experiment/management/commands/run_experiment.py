@@ -7,6 +7,7 @@ database next to the configured PostgreSQL one), never on the developer's own da
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -89,7 +90,7 @@ DEFAULTS = {
 # Seconds one run takes, measured on 2 cores (the README's table), for the estimate.
 SECONDS_PER_RUN = {
     "scripted": 1.0,
-    "qwen2.5-coder-0.5b": 60.0,
+    "qwen2.5-coder-0.5b": 75.0,
     "qwen2.5-coder-1.5b": 150.0,
 }
 
@@ -135,6 +136,11 @@ class Command(BaseCommand):
             "--resume",
             action="store_true",
             help="Keep the runs already in OUT/runs.jsonl and do only the others.",
+        )
+        parser.add_argument(
+            "--report-only",
+            action="store_true",
+            help="Run nothing: write report.md and the charts again from OUT/results.json.",
         )
         parser.add_argument(
             "--database-url",
@@ -222,8 +228,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        config = self._config(options)
         from experiment.report import write_report
+
+        if options["report_only"]:
+            source = Path(options["out"]) / "results.json"
+            try:
+                results = json.loads(source.read_text())
+                paths = write_report(
+                    {"meta": results["meta"], "runs": results["runs"]}, source.parent
+                )
+            except (OSError, ValueError, KeyError) as exc:
+                raise CommandError(f"--report-only needs {source} from a run: {exc}") from exc
+            self.stdout.write("Wrote " + ", ".join(str(p) for p in paths.values()))
+            return
+        config = self._config(options)
 
         local = options["local_model"]
         if local and "llm" not in config.agents:
