@@ -40,7 +40,7 @@ from orders.models import Order
 from tests.conftest import ROLES, Demo
 from tests.mcp_wire import LEGACY, MODERN, OLDER, check, modern_meta
 
-ENDPOINTS = {"A": "/mcp/static", "B": "/mcp", "C": "/mcp/forms"}
+ENDPOINTS = {"A": "/mcp/static", "B": "/mcp", "B-compact": "/mcp/compact", "C": "/mcp/forms"}
 
 FUZZ = settings(
     max_examples=100,
@@ -84,9 +84,19 @@ CATALOG_TOOLS = [
     "cancel_order",
     "refund_order",
 ]
-TOOLS = {"A": CATALOG_TOOLS, "B": CATALOG_TOOLS, "C": ["read_resource", "submit_form"]}
+TOOLS = {
+    "A": CATALOG_TOOLS,
+    "B": CATALOG_TOOLS,
+    "B-compact": CATALOG_TOOLS,
+    "C": ["read_resource", "submit_form"],
+}
 # Real tools of the other interfaces: unknown here, they must fail as any unknown name.
-FOREIGN_TOOLS = {"A": TOOLS["C"], "B": TOOLS["C"], "C": ["get_order", "cancel_order"]}
+FOREIGN_TOOLS = {
+    "A": TOOLS["C"],
+    "B": TOOLS["C"],
+    "B-compact": TOOLS["C"],
+    "C": ["get_order", "cancel_order"],
+}
 ARGUMENT_NAMES = [
     "orderId",
     "expectedVersion",

@@ -24,7 +24,7 @@ from tests.conftest import DEMO_PASSWORD, Demo
 
 PROBLEM = "application/problem+json"
 HAL = "application/prs.hal-forms+json"
-MCP_ENDPOINTS = ("/mcp", "/mcp/static", "/mcp/forms")
+MCP_ENDPOINTS = ("/mcp", "/mcp/static", "/mcp/compact", "/mcp/forms")
 LEGACY = "2025-11-25"
 
 # Every spelling of a request a client can vary without changing what it asks for.
