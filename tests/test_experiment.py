@@ -92,6 +92,16 @@ def test_a_subset_runs_and_writes_the_report(live_server: Any, demo: Demo, tmp_p
     assert l1_c["contextBytes"]["schemas"] < s3_a["contextBytes"]["schemas"]
 
 
+def test_b_compact_does_what_b_does_on_fewer_bytes(live_server: Any, demo: Demo):
+    runs = run(live_server, tasks=("S3", "R1"), interfaces=("B", "B-compact"))
+    for task in ("S3", "R1"):
+        b, compact = one(runs, task, "B"), one(runs, task, "B-compact")
+        assert compact["success"] and compact["invalidTransitions"] == 0
+        assert (compact["calls"], compact["reads"]) == (b["calls"], b["reads"])
+        assert compact["contextBytes"]["responses"] < b["contextBytes"]["responses"]
+        assert compact["contextBytes"]["schemas"] == b["contextBytes"]["schemas"]
+
+
 def test_calls_and_reads_match_the_audit_log(live_server: Any, demo: Demo):
     before = AuditRecord.objects.count()
     [s6] = run(live_server, tasks=("S6",), interfaces=("B",))
