@@ -93,7 +93,8 @@ def pass_hat_k(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             )
             for k in range(1, n + 1)
         }
-    return table
+    rank = {interface: index for index, interface in enumerate(INTERFACE_LABELS)}
+    return dict(sorted(table.items(), key=lambda item: rank.get(item[0].split("/")[0], len(rank))))
 
 
 INTERFACE_LABELS = {"A": "A static", "B": "B hybrid", "B-compact": "B compact", "C": "C forms"}

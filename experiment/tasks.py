@@ -176,7 +176,15 @@ _KEY = re.compile(r"\{((?:[a-z]+-\d\d)|(?:new:\d+))\}")
 
 
 def fill_goal(goal: str, pks: Mapping[str, int]) -> str:
-    return _KEY.sub(lambda m: f"#{pks[m.group(1)]}", goal)
+    """``{new:1}`` → ``#42``; a key no earlier phase made ends the run with that reason."""
+
+    def one(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in pks:
+            raise LookupError(f"{key} was never created, so this phase cannot be told of it")
+        return f"#{pks[key]}"
+
+    return _KEY.sub(one, goal)
 
 
 @dataclass(frozen=True)

@@ -410,3 +410,11 @@ def test_the_llm_agent_needs_its_endpoint_in_the_environment(monkeypatch: Any):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(ValueError, match="OPENAI_BASE_URL"):
         run_experiment(Config(agents=("llm",)), base_url="http://127.0.0.1:9", log=print)
+
+
+def test_a_phase_told_of_an_object_no_earlier_phase_made_fails_with_that_reason():
+    from experiment.tasks import fill_goal
+
+    assert fill_goal("Approve {new:1}.", {"new:1": 42}) == "Approve #42."
+    with pytest.raises(LookupError, match="new:1 was never created"):
+        fill_goal("Approve {new:1}.", {})
