@@ -9,6 +9,7 @@ event loop: before and after a run in this thread, during a run in one worker th
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import random
 import time
@@ -538,8 +539,12 @@ def run_experiment(
         meta["resumedRuns"] = len(kept)
     if "llm" in config.agents:
         settings = llm_settings(config)
+        from experiment.agents.llm import SYSTEM_PROMPT
+
         meta["llm"] = {
             "model": settings.model,
+            # Which prompt: runs made with another are not comparable with these.
+            "systemPrompt": hashlib.sha256(SYSTEM_PROMPT.encode()).hexdigest()[:12],
             "maxSteps": config.max_steps,
             "maxTokens": settings.max_tokens,
             "temperature": settings.temperature,

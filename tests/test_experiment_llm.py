@@ -511,3 +511,29 @@ def test_the_real_small_model_runs_one_task_on_one_interface(
         [run] = run_experiment(config, base_url=live_server.url, log=lambda line: None)["runs"]
     assert run["model"] == "qwen2.5-coder-0.5b"
     assert run["turns"] >= 1 and run["promptTokens"] > 0 and run["toolSchemaTokens"] > 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_command_with_a_partial_report(tmp_path: Path, sig: int):
+    """Ctrl-C, or ``kill``, in the middle of a real run of the command: it stops at once,
+    reports the runs it finished as partial, and exits non-zero."""
+    root = Path(__file__).parents[1]
+    out = tmp_path / "out"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    command = [sys.executable, "manage.py", "run_experiment", "--out", str(out)]
+    command += ["--tasks", "S1,S2,S3,S4,S5,S6,P1,P2,P3,P4", "--interfaces", "A,B,C"]
+    process = subprocess.Popen(
+        command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    for line in process.stdout:  # the first finished run
+        if line.startswith("[1/30 "):
+            break
+    process.send_signal(sig)
+    rest = process.stdout.read()
+    assert process.wait(timeout=60) != 0
+    done = len((out / "runs.jsonl").read_text().splitlines())
+    assert 1 <= done < 30, rest
+    assert f"Interrupted after {done} of 30 runs" in rest
+    assert f"**Partial: {done} of 30 planned runs.**" in (out / "report.md").read_text()

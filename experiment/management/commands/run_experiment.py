@@ -8,6 +8,7 @@ database next to the configured PostgreSQL one), never on the developer's own da
 from __future__ import annotations
 
 import json
+import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -93,6 +94,23 @@ SECONDS_PER_RUN = {
     "qwen2.5-coder-0.5b": 75.0,
     "qwen2.5-coder-1.5b": 150.0,
 }
+
+
+@contextmanager
+def terminations_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP stop the command as Ctrl-C does: the runs finished so far are
+    reported and the model's server is stopped. (``kill`` must do it: a run started in
+    the background by a non-interactive shell ignores SIGINT.)"""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 class Command(BaseCommand):
@@ -271,20 +289,24 @@ class Command(BaseCommand):
             "llm": SECONDS_PER_RUN.get(local or "", 0.0),
         }
         try:
-            with model as config, database as name, loopback:
+            with terminations_interrupt(), model as config, database as name, loopback:
                 self.stdout.write(f"Database: {name}")
                 results = run_experiment(config, log=self.stdout.write, seconds_per_run=per_run)
         except (ValueError, ModelError, ServerError) as exc:
             raise CommandError(str(exc)) from exc
         paths = write_report(results, config.out)
         self.stdout.write(paths["markdown"].read_text().split("## Runs (means over repeats)")[0])
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"{sum(r['success'] for r in results['runs'])}/{len(results['runs'])} runs "
-                f"passed in {results['meta']['wallSeconds']} s; wrote "
-                + ", ".join(str(p) for p in paths.values())
-            )
+        summary = (
+            f"{sum(r['success'] for r in results['runs'])}/{len(results['runs'])} runs "
+            f"passed in {results['meta']['wallSeconds']} s; wrote "
+            + ", ".join(str(p) for p in paths.values())
         )
+        if not results["meta"]["complete"]:
+            raise CommandError(
+                f"Interrupted after {len(results['runs'])} of {results['meta']['plannedRuns']} "
+                f"runs: {summary} (partial; --resume continues)."
+            )
+        self.stdout.write(self.style.SUCCESS(summary))
 
     def _local_model(self, name: str | None, config: Config) -> AbstractContextManager[Config]:
         """The config pointed at a llama-server of ``name`` for the block's length."""
