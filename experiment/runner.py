@@ -492,22 +492,16 @@ def run_experiment(
             for number, (task_id, interface, agent_name, condition, repeat) in enumerate(
                 todo, start=1
             ):
-                try:
-                    run = run_one(
-                        task=by_id[task_id],
-                        interface=interface,
-                        agent_name=agent_name,
-                        repeat=repeat,
-                        base_url=url,
-                        config=config,
-                        orm=orm,
-                        condition=condition,
-                    )
-                except KeyboardInterrupt:
-                    # Ctrl-C: the run in progress is dropped, the finished ones reported.
-                    interrupted = True
-                    log(f"Interrupted: {len(runs)} of {len(slots)} runs done.")
-                    break
+                run = run_one(
+                    task=by_id[task_id],
+                    interface=interface,
+                    agent_name=agent_name,
+                    repeat=repeat,
+                    base_url=url,
+                    config=config,
+                    orm=orm,
+                    condition=condition,
+                )
                 runs.append(run)
                 with journal.open("a") as out:
                     out.write(json.dumps(run, ensure_ascii=False) + "\n")
@@ -517,6 +511,11 @@ def run_experiment(
                     f"[{number}/{len(todo)} {_duration(elapsed)} elapsed, "
                     f"~{_duration(remaining)} left] {_line(run)}"
                 )
+    except KeyboardInterrupt:
+        # Ctrl-C (or SIGTERM, see run_experiment's command): the run in progress is
+        # dropped, the finished ones — each already in the journal — are reported.
+        interrupted = True
+        log(f"Interrupted: {len(runs)} of {len(slots)} runs done.")
     finally:
         orm.submit(connections.close_all).result()
         orm.shutdown()
