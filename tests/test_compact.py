@@ -83,8 +83,17 @@ def test_the_compact_endpoint_offers_bs_tools_with_a_compact_output_schema(demo:
 
     assert [stable(t) for t in compact] == [stable(t) for t in hybrid]
     get_order = next(t for t in compact if t["name"] == "get_order")
-    schema = json.dumps(get_order["outputSchema"])
-    assert '"affordances"' in schema and '"title"' not in schema.split('"affordances"')[1][:400]
+    success = get_order["outputSchema"]["anyOf"][0]["properties"]
+    entry = success["affordances"]["items"]
+    assert set(entry["properties"]) == {
+        "name",
+        "target",
+        "arguments",
+        "constraints",
+        "validForVersion",
+    }
+    assert set(entry["required"]) == {"name", "target", "arguments"}
+    assert success["unavailableAffordances"]["items"]["required"] == ["name", "reason"]
 
     wire = wire_for(demo, COMPACT, "support")
     pk = demo.orders["demo-01"].pk
@@ -118,3 +127,23 @@ def test_the_compact_instructions_say_what_is_left_out(demo: Demo):
 
     assert "absent when nothing is narrowed" in PROFILE.instructions
     assert "absent" not in FULL.instructions
+
+
+def test_hal_forms_and_the_browsable_api_read_compact_entries_as_full_ones(demo: Demo):
+    """Every face that renders affordances takes only what compact entries keep."""
+    admin = api(demo, "admin")
+    pk = demo.orders["demo-01"].pk
+    hal = "application/prs.hal-forms+json"
+    full = admin.get(f"/api/orders/{pk}/", HTTP_ACCEPT=hal)
+    compact = admin.get(f"/api/orders/{pk}/?affordances=compact", HTTP_ACCEPT=hal)
+    assert full.status_code == compact.status_code == 200
+    templates = full.json()["_templates"]
+    assert templates and compact.json()["_templates"] == templates
+    pages = [
+        admin.get(f"/api/orders/{pk}/{query}", HTTP_ACCEPT="text/html")
+        for query in ("", "?affordances=compact", "?affordances=none")
+    ]
+    assert [page.status_code for page in pages] == [200, 200, 200]
+    full_forms, compact_forms, plain_forms = (p.content.decode().count("<form") for p in pages)
+    # One form per affordance (confirm, cancel) on top of the page's own.
+    assert full_forms == compact_forms == plain_forms + 2

