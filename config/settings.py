@@ -166,7 +166,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
+        "affordances.rest.renderers.JSONRenderer",
         "affordances.rest.browsable.AffordancesBrowsableAPIRenderer",
         "affordances.rest.renderers.HalFormsRenderer",
         "affordances.rest.renderers.HalRenderer",

@@ -350,6 +350,9 @@ def run_one(
         run.update(
             llm_figures(sessions, model=settings.model, counted_schema=bool(settings.tokenize_url))
         )
+        if "threads" in config.llm_meta:
+            # A resumed run may have been continued with other threads: say per run.
+            run["threads"] = config.llm_meta["threads"]
     return run
 
 
@@ -536,6 +539,8 @@ def run_experiment(
     }
     if kept:
         meta["resumedRuns"] = len(kept)
+        # wallSeconds is this session's; a resumed run's time is the sum of its runs'.
+        meta["runSeconds"] = round(sum(run.get("wallMs", 0) for run in runs) / 1000, 1)
     if "llm" in config.agents:
         settings = llm_settings(config)
         from experiment.agents.llm import SYSTEM_PROMPT

@@ -273,6 +273,7 @@ def test_the_wheel_is_the_library_alone(project: Project) -> None:
         "django-fsm-2",
         "drf-spectacular",
         "jsonschema",
+        "orjson",
     }
     assert not required & NOT_REQUIRED
     listed = json.loads(

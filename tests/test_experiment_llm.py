@@ -288,10 +288,11 @@ def test_a_run_against_a_llama_style_server_counts_tokens_cache_schemas_and_repa
                 "model": "fake-qwen",
                 "tokenize_url": f"{server.origin}/tokenize",
             },
-            llm_meta={"sha256": "ab" * 32, "server": "fake 1"},
+            llm_meta={"sha256": "ab" * 32, "server": "fake 1", "threads": 1},
         )
         results = run_experiment(config, base_url=live_server.url, log=lambda line: None)
     [run] = results["runs"]
+    assert run["threads"] == 1  # per run: a resumed run may go on with other threads
     requests = [json.loads(line) for line in (tmp_path / "requests.jsonl").read_text().splitlines()]
     chats = [r["body"] for r in requests if r["path"] == "/v1/chat/completions"]
     [tokenize] = [r["body"] for r in requests if r["path"] == "/tokenize"]
@@ -332,7 +333,7 @@ def test_resume_keeps_the_finished_runs_and_does_the_rest(live_server: Any, demo
         Config(tasks=("S3",), interfaces=("A",), out=tmp_path), base_url=live_server.url, log=str
     )
     [kept] = first["runs"]
-    kept_line = json.dumps({**kept, "answer": "from the first session"})
+    kept_line = json.dumps({**kept, "answer": "from the first session", "wallMs": 600_000})
     (tmp_path / "runs.jsonl").write_text(kept_line + "\n" + '{"task": "cut short')
     lines: list[str] = []
     results = run_experiment(config, base_url=live_server.url, log=lines.append)
@@ -340,6 +341,12 @@ def test_resume_keeps_the_finished_runs_and_does_the_rest(live_server: Any, demo
     assert {r["task"]: r["answer"] for r in results["runs"]}["S3"] == "from the first session"
     assert sorted(r["task"] for r in results["runs"]) == ["P2", "S3"]
     assert results["meta"]["resumedRuns"] == 1
+    # This session's wall time, and the runs' time over both sessions.
+    [done] = [r for r in results["runs"] if r["task"] == "P2"]
+    assert results["meta"]["runSeconds"] == round((600_000 + done["wallMs"]) / 1000, 1)
+    assert results["meta"]["wallSeconds"] < 600
+    report = write_report(results, tmp_path / "report")["markdown"].read_text()
+    assert f"{results['meta']['runSeconds']:.1f} s in runs over every session" in report
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)

@@ -18,7 +18,7 @@ from drf_spectacular.settings import spectacular_settings
 from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances import memo
-from affordances.catalog import reset_catalog
+from affordances.catalog import get_catalog, reset_catalog
 from affordances.mcp import HYBRID, McpView
 from affordances.rest.renderers import hal_document
 from orders.models import Order, OrderStatus
@@ -379,6 +379,39 @@ def test_hal_forms_rows_with_different_constraints_get_their_own_forms(demo: Dem
         assert amount["max"] == float(order.total)
         assert version["value"] == str(order.version)
         assert template["target"].endswith(f"/api/orders/{order_id}/refund/")
+
+
+def test_hal_forms_rows_of_every_version_share_one_form_per_operation_and_constraints(
+    demo: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from affordances.rest import renderers
+
+    orders = [order_create(customer=demo.users["bob"], total=Decimal("20.00")) for _ in range(5)]
+    for version, order in enumerate(orders, start=2):
+        Order.objects.filter(pk=order.pk).update(status=OrderStatus.CONFIRMED, version=version)
+    built: list[str] = []
+    real = renderers.input_fields
+
+    def counted(serializer_class: Any, constraints: dict[str, Any]) -> Any:
+        built.append(serializer_class.__name__)
+        return real(serializer_class, constraints)
+
+    monkeypatch.setattr(renderers, "input_fields", counted)
+    headers = _headers(demo, "warehouse", Accept="application/prs.hal-forms+json")
+    document = Client().get("/api/orders/?status=confirmed&page_size=200", headers=headers).json()
+    rows = {row["id"]: row for row in document["_embedded"]["orders"]}
+    for version, order in enumerate(orders, start=2):
+        ship = rows[order.pk]["_templates"]["ship_order"]
+        assert ship["target"].endswith(f"/api/orders/{order.pk}/ship/")
+        assert ship["properties"][-1] == {
+            "name": "expectedVersion",
+            "type": "hidden",
+            "readOnly": True,
+            "value": str(version),
+        }
+    # Five versions (and the demo's confirmed orders), one ship form built, not one each.
+    ship_input = get_catalog().lookup("ship_order").input_serializer.__name__
+    assert len(rows) > 5 and built.count(ship_input) == 1
 
 
 def test_hal_document_forms_are_independent_objects(demo: Demo) -> None:

@@ -1,5 +1,5 @@
-"""HAL-FORMS (mamund's ``application/prs.hal-forms+json``) built from the same evaluation,
-and plain HAL (``application/hal+json``) beside it.
+"""JSON written by orjson, HAL-FORMS (mamund's ``application/prs.hal-forms+json``) built
+from the same evaluation, and plain HAL (``application/hal+json``) beside it.
 
 The HAL-FORMS renderer rewrites what the DRF serializer produced: ``affordances`` become
 ``_templates`` (one per available operation, keyed by operation name), properties come
@@ -20,9 +20,10 @@ from functools import cached_property
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
-from rest_framework.renderers import JSONRenderer
+from rest_framework import renderers
 
 from affordances.catalog import get_catalog
+from affordances.encoding import fast_json
 from affordances.evaluation import Available, evaluate
 from affordances.inputs import InputField, input_fields
 from affordances.names import HAL_FORMS_MEDIA_TYPE
@@ -34,6 +35,7 @@ __all__ = [
     "HAL_MEDIA_TYPE",
     "HalFormsRenderer",
     "HalRenderer",
+    "JSONRenderer",
     "hal_document",
 ]
 
@@ -99,17 +101,13 @@ def _template(
     return template
 
 
-def _properties(
-    operation: Operation, constraints: dict[str, Any], version: Any
-) -> list[dict[str, Any]]:
-    properties = [
-        hal_property(item) for item in input_fields(operation.input_serializer, constraints)
-    ]
-    if version is not None:
-        properties.append(
-            {"name": "expectedVersion", "type": "hidden", "readOnly": True, "value": str(version)}
-        )
-    return properties
+def _properties(operation: Operation, constraints: dict[str, Any]) -> list[dict[str, Any]]:
+    return [hal_property(item) for item in input_fields(operation.input_serializer, constraints)]
+
+
+def _version_property(version: Any) -> dict[str, Any]:
+    """The hidden field a submission carries the version it expects in."""
+    return {"name": "expectedVersion", "type": "hidden", "readOnly": True, "value": str(version)}
 
 
 def _absolute(request: Any, name: str, **kwargs: Any) -> str | None:
@@ -122,15 +120,15 @@ def _absolute(request: Any, name: str, **kwargs: Any) -> str | None:
 
 class _Document:
     """One response turned into HAL: what its items share is worked out once, not per item
-    — the collection's link, and each form for the same operation, constraints and
-    version (the rows of a page mostly share them)."""
+    — the collection's link, and each form for the same operation and constraints (the
+    rows of a page mostly share them; only the version and the target differ)."""
 
     def __init__(self, resource: Resource | None, request: Any, *, forms: bool) -> None:
         self.resource = resource
         self.request = request
         self.forms = forms
         self.catalog = get_catalog()
-        self._properties: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        self._forms: dict[tuple[str, str], dict[str, Any]] = {}
 
     @cached_property
     def collection_url(self) -> str | None:
@@ -141,13 +139,23 @@ class _Document:
     def template(
         self, operation: Operation, target: str | None, constraints: dict[str, Any], version: Any
     ) -> dict[str, Any]:
-        # repr tells JSON values apart exactly (1 and "1", 1.0 and 1): equal keys, equal forms.
-        key = (operation.name, repr(constraints), repr(version))
-        properties = self._properties.get(key)
-        if properties is None:
-            properties = self._properties[key] = _properties(operation, constraints, version)
-        # A copy per form: whoever gets the document may change it.
-        return _template(operation, target, [dict(prop) for prop in properties])
+        # The form without its version is shared by every row with the same constraints
+        # (rows of a page mostly have none); repr tells JSON values apart exactly (1 and
+        # "1", 1.0 and 1): equal keys, equal forms.
+        key = (operation.name, repr(constraints) if constraints else "")
+        shared = self._forms.get(key)
+        if shared is None:
+            shared = self._forms[key] = _template(
+                operation, None, _properties(operation, constraints)
+            )
+        # Copies per form: whoever gets the document may change it.
+        properties = [dict(prop) for prop in shared["properties"]]
+        if version is not None:
+            properties.append(_version_property(version))
+        template = {**shared, "properties": properties}
+        if target is not None:
+            template["target"] = target
+        return template
 
     def item(self, data: dict[str, Any]) -> dict[str, Any]:
         if not self.forms:
@@ -199,7 +207,7 @@ class _Document:
         if create is not None and user is not None:
             result = evaluate(create, None, user)
             if isinstance(result, Available):
-                properties = _properties(create, result.constraints, None)
+                properties = _properties(create, result.constraints)
                 document["_templates"][create.name] = _template(
                     create, self.collection_url, properties
                 )
@@ -218,6 +226,27 @@ def hal_document(data: Any, *, request: Any = None, view: Any = None, forms: boo
     if "_links" in data:
         return {**data, "_templates": data.get("_templates", {})} if forms else data
     return _Document(resource, request, forms=forms).item(data)
+
+
+class JSONRenderer(renderers.JSONRenderer):
+    """DRF's ``JSONRenderer``, several times faster on large bodies: compact JSON is
+    written by orjson (:func:`affordances.encoding.fast_json`: the same values, non-ASCII
+    text as UTF-8). Indented output (``; indent=``), ``COMPACT_JSON = False`` and
+    whatever orjson refuses are DRF's own rendering, with its settings."""
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        if data is None:
+            return b""
+        if self.compact and not self.get_indent(accepted_media_type or "", renderer_context or {}):
+            encoded = fast_json(data)
+            if encoded is not None:
+                return encoded
+        return super().render(data, accepted_media_type, renderer_context)
 
 
 class _HalDocumentRenderer(JSONRenderer):

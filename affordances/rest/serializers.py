@@ -26,8 +26,8 @@ def affordance_shape(request: Any) -> Shape:
     return Shape.from_param(params.get("affordances"))
 
 
-def _target_template(operation: Operation, request: Any) -> str | None:
-    """The operation's URL with a placeholder for the object's id (reversed once)."""
+def _target_template(operation: Operation, request: Any) -> tuple[str, str] | None:
+    """The operation's URL before and after the object's id (reversed once)."""
     assert operation.method_name is not None
     try:
         path = reverse(
@@ -36,7 +36,9 @@ def _target_template(operation: Operation, request: Any) -> str | None:
         )
     except NoReverseMatch:
         return None
-    return request.build_absolute_uri(path) if request is not None else path
+    url = request.build_absolute_uri(path) if request is not None else path
+    before, _, after = url.partition(_PK_PLACEHOLDER)
+    return before, after
 
 
 class AffordanceLists:
@@ -64,12 +66,14 @@ class AffordanceLists:
             (
                 operation,
                 operation.facts.field,
-                {
-                    "operation": operation.urn,
-                    "name": operation.name,
-                    "title": operation.title,
-                    "method": operation.http_method,
-                },
+                self._shaped(
+                    {
+                        "operation": operation.urn,
+                        "name": operation.name,
+                        "title": operation.title,
+                        "method": operation.http_method,
+                    }
+                ),
                 _target_template(operation, request),
             )
             for operation in operations
@@ -80,8 +84,9 @@ class AffordanceLists:
         available: list[dict[str, Any]] = []
         unavailable: list[dict[str, Any]] = []
         pk = instance.pk
+        version = getattr(instance, self.version_field)
         states: dict[int, Any] = {}
-        for operation, field, static, template in self._plan:
+        for operation, field, static, target in self._plan:
             state = states.get(id(field), _UNREAD)
             if state is _UNREAD:
                 state = states[id(field)] = field.get_state(instance)
@@ -89,23 +94,26 @@ class AffordanceLists:
             if isinstance(result, Available):
                 entry = {
                     **static,
-                    "target": template.replace(_PK_PLACEHOLDER, str(pk)) if template else None,
+                    "target": f"{target[0]}{pk}{target[1]}" if target else None,
                     "arguments": {self.id_argument: pk},
                     "constraints": result.constraints,
-                    "validForVersion": getattr(instance, self.version_field),
+                    "validForVersion": version,
                 }
-                available.append(compact_entry(entry) if self.compact else entry)
+                available.append(self._shaped(entry))
             elif isinstance(result, Unavailable):
                 unavailable.append(self._refusal(operation, result.reason))
         return available, unavailable
+
+    def _shaped(self, entry: dict[str, Any]) -> dict[str, Any]:
+        return compact_entry(entry) if self.compact else entry
 
     def _refusal(self, operation: Operation, reason: str) -> dict[str, Any]:
         key = (operation.name, reason)
         entry = self._refusals.get(key)
         if entry is None:
-            entry = {"operation": operation.urn, "name": operation.name, "reason": reason}
-            if self.compact:
-                entry = compact_entry(entry)
+            entry = self._shaped(
+                {"operation": operation.urn, "name": operation.name, "reason": reason}
+            )
             self._refusals[key] = entry
         return dict(entry)  # a copy per row: whoever gets the list may change it
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from rest_framework.utils.encoders import JSONEncoder
 
-from affordances.encoding import MAX_DEPTH, nesting_depth
+from affordances.encoding import MAX_DEPTH, fast_json, nesting_depth
 
 __all__ = [
     "HEADER_MISMATCH",
@@ -170,7 +170,11 @@ def dumps(data: Any) -> str:
 
 
 def _dumps(data: Any) -> str:
-    # ASCII-escaped: whatever text a message carries, the answer is always encodable.
+    encoded = fast_json(data)
+    if encoded is not None:
+        return encoded.decode()
+    # What orjson refuses (a lone surrogate echoed back, say), ASCII-escaped: whatever
+    # text a message carries, the answer is always encodable.
     return json.dumps(data, cls=JSONEncoder, separators=(",", ":"))
 
 

@@ -184,6 +184,13 @@ class Command(BaseCommand):
             default="auto",
             help="MCP client mode: auto (2026-07-28) or legacy (initialize, 2025-11-25).",
         )
+        parser.add_argument(
+            "--threads",
+            type=int,
+            default=2,
+            help="--local-model: llama-server's threads (2; 1 leaves a core for other work, "
+            "with taskset -c 1 in front).",
+        )
         parser.add_argument("--max-steps", type=int, help="LLM agent: step limit (20).")
         parser.add_argument(
             "--max-tokens", type=int, default=768, help="LLM agent: tokens per completion."
@@ -223,6 +230,8 @@ class Command(BaseCommand):
                 options[key] = value
         if options["repeat"] < 1:
             raise CommandError("--repeat must be at least 1.")
+        if options["threads"] < 1:
+            raise CommandError("--threads must be at least 1.")
         conditions = _csv(options["conditions"] or "")
         if not conditions:
             legacy = [
@@ -297,7 +306,7 @@ class Command(BaseCommand):
         loopback = override_settings(
             ALLOWED_HOSTS=[*settings.ALLOWED_HOSTS, "127.0.0.1"], SECURE_SSL_REDIRECT=False
         )
-        model = self._local_model(local, config)
+        model = self._local_model(local, config, threads=options["threads"])
         per_run = {
             "scripted": SECONDS_PER_RUN["scripted"],
             "llm": SECONDS_PER_RUN.get(local or "", 0.0),
@@ -328,14 +337,16 @@ class Command(BaseCommand):
             )
         self.stdout.write(self.style.SUCCESS(summary))
 
-    def _local_model(self, name: str | None, config: Config) -> AbstractContextManager[Config]:
+    def _local_model(
+        self, name: str | None, config: Config, *, threads: int
+    ) -> AbstractContextManager[Config]:
         """The config pointed at a llama-server of ``name`` for the block's length."""
         if name is None:
             return nullcontext(config)
 
         @contextmanager
         def served() -> Iterator[Config]:
-            with local_endpoint(name, log=self.stdout.write) as endpoint:
+            with local_endpoint(name, threads=threads, log=self.stdout.write) as endpoint:
                 yield replace(
                     config,
                     llm_endpoint={
@@ -348,7 +359,7 @@ class Command(BaseCommand):
                         "sha256": endpoint.sha256,
                         "server": endpoint.server_version,
                         "contextTokens": CONTEXT_TOKENS,
-                        "threads": 2,
+                        "threads": threads,
                     },
                 )
 
