@@ -35,9 +35,10 @@ def fast_json(data: Any) -> bytes | None:
         encoded = orjson.dumps(data, default=_drf_default, option=_ORJSON_OPTIONS)
     except orjson.JSONEncodeError:
         return None
-    for raw, escaped in _JS_LINE_ENDS:
-        if raw in encoded:
-            encoded = encoded.replace(raw, escaped)
+    if not encoded.isascii():  # one fast pass; most bodies are ASCII
+        for raw, escaped in _JS_LINE_ENDS:
+            if raw in encoded:
+                encoded = encoded.replace(raw, escaped)
     return encoded
 
 

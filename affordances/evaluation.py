@@ -24,6 +24,7 @@ __all__ = [
     "evaluate",
     "evaluate_in_state",
     "evaluate_permitted",
+    "refused_by_state",
 ]
 
 
@@ -85,6 +86,15 @@ def evaluate_in_state(operation: Operation, instance: Any, user: Any, state: Any
         if not rule(instance, user):
             return Unavailable(operation, condition_reason(rule))
     return _constrained(operation, instance, user)
+
+
+def refused_by_state(operation: Operation, state: Any) -> Unavailable | None:
+    """What :func:`evaluate_in_state` answers for every object in ``state`` when the state
+    alone decides it: the refusal of a state the operation does not leave. None when the
+    object decides — the state allows it, or an object-level permission comes first."""
+    if callable(operation.permission):
+        return None
+    return _in_state(operation, state)[1]
 
 
 # What the state alone decides, per operation and state: it depends on the declarations

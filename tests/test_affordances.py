@@ -385,3 +385,59 @@ def test_widening_constraint_refuses_execution_and_changes_nothing(demo):
     fresh = demo.order("demo-01")
     assert fresh.status == "pending"
     assert fresh.version == 1
+
+
+def test_a_page_says_what_evaluating_each_order_alone_says(demo):
+    """The list shortcut (refusals per state, worked out once) answers as evaluate()."""
+    from affordances.rest.serializers import AffordanceLists
+
+    catalog = get_catalog()
+    resource = catalog.resource_for(Order)
+    orders = list(Order.objects.order_by("pk"))
+    for username in ("alice", "support", "supervisor", "admin"):
+        user = demo.users[username]
+        operations = [op for op in catalog.transitions_for(Order) if op.permits(user)]
+        lists = AffordanceLists(None, user, resource, operations)
+        for order in orders:
+            available, unavailable = lists(order)
+            results = [evaluate(op, order, user) for op in operations]
+            assert [a["name"] for a in available] == [
+                r.operation.name for r in results if isinstance(r, Available)
+            ]
+            assert [(u["name"], u["reason"]) for u in unavailable] == [
+                (r.operation.name, r.reason) for r in results if isinstance(r, Unavailable)
+            ]
+
+
+@pytest.mark.parametrize("allowed", [False, True])
+def test_an_object_level_permission_comes_before_the_state_in_a_list(demo, allowed):
+    """django-fsm's callable permission(instance, user): refused, the operation is
+    invisible even where the state would refuse it anyway; granted, the state speaks."""
+    from affordances.rest.serializers import AffordanceLists
+
+    ship = get_catalog().lookup("ship_order")
+    asked: list[int] = []
+
+    def permission(instance, user):
+        asked.append(instance.pk)
+        return allowed
+
+    guarded = dataclasses.replace(ship, permission=permission)
+    pending = demo.orders["demo-01"]
+    assert pending.status == "pending"
+    lists = AffordanceLists(None, demo.users["admin"], get_catalog().resource_for(Order), [guarded])
+    for _ in range(2):  # the second row of the same state takes the per-state plan
+        available, unavailable = lists(pending)
+        assert available == []
+        assert unavailable == (
+            []
+            if not allowed
+            else [
+                {
+                    "operation": URN.format("ship-order"),
+                    "name": "ship_order",
+                    "reason": "not_confirmed",
+                }
+            ]
+        )
+    assert asked == [pending.pk, pending.pk]

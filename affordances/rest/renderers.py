@@ -123,10 +123,15 @@ class _Document:
     — the collection's link, and each form for the same operation and constraints (the
     rows of a page mostly share them; only the version and the target differ)."""
 
-    def __init__(self, resource: Resource | None, request: Any, *, forms: bool) -> None:
+    def __init__(
+        self, resource: Resource | None, request: Any, *, forms: bool, share: bool = False
+    ) -> None:
         self.resource = resource
         self.request = request
         self.forms = forms
+        # Rows' forms may share their property objects only when nobody but an encoder
+        # reads the document (the renderer): fewer objects, less for the GC to walk.
+        self.share = share
         self.catalog = get_catalog()
         self._forms: dict[tuple[str, str], dict[str, Any]] = {}
 
@@ -148,8 +153,10 @@ class _Document:
             shared = self._forms[key] = _template(
                 operation, None, _properties(operation, constraints)
             )
-        # Copies per form: whoever gets the document may change it.
-        properties = [dict(prop) for prop in shared["properties"]]
+        if self.share:
+            properties = list(shared["properties"])
+        else:  # copies per form: whoever gets the document may change it
+            properties = [dict(prop) for prop in shared["properties"]]
         if version is not None:
             properties.append(_version_property(version))
         template = {**shared, "properties": properties}
@@ -216,16 +223,20 @@ class _Document:
 
 def hal_document(data: Any, *, request: Any = None, view: Any = None, forms: bool = True) -> Any:
     """The HAL-FORMS form of a DRF response body (item, paginated collection or links);
-    with ``forms=False``, plain HAL (no ``_templates``)."""
+    with ``forms=False``, plain HAL (no ``_templates``). Its objects are its own."""
+    return _hal(data, request=request, view=view, forms=forms, share=False)
+
+
+def _hal(data: Any, *, request: Any, view: Any, forms: bool, share: bool) -> Any:
     if not isinstance(data, dict):
         return data
     model = getattr(view, "model", None)
     resource = get_catalog().resource_for(model) if model is not None else None
     if isinstance(data.get("results"), list):
-        return _Document(resource, request, forms=forms).collection(data)
+        return _Document(resource, request, forms=forms, share=share).collection(data)
     if "_links" in data:
         return {**data, "_templates": data.get("_templates", {})} if forms else data
-    return _Document(resource, request, forms=forms).item(data)
+    return _Document(resource, request, forms=forms, share=share).item(data)
 
 
 class JSONRenderer(renderers.JSONRenderer):
@@ -263,8 +274,13 @@ class _HalDocumentRenderer(JSONRenderer):
         if response is not None and response.status_code >= 400:
             # Problem documents stay problem documents.
             return super().render(data, accepted_media_type, renderer_context)
-        document = hal_document(
-            data, request=context.get("request"), view=context.get("view"), forms=self.forms
+        # Encoded at once and dropped: the forms may share their objects.
+        document = _hal(
+            data,
+            request=context.get("request"),
+            view=context.get("view"),
+            forms=self.forms,
+            share=True,
         )
         return super().render(document, accepted_media_type, renderer_context)
 

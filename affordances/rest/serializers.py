@@ -7,7 +7,7 @@ from typing import Any
 from django.urls import NoReverseMatch, reverse
 
 from affordances.catalog import get_catalog
-from affordances.evaluation import Available, Unavailable, evaluate_in_state
+from affordances.evaluation import Available, Unavailable, evaluate_in_state, refused_by_state
 from affordances.operations import Operation
 from affordances.representations import Shape, compact_entry
 from affordances.resources import Resource
@@ -45,8 +45,10 @@ class AffordanceLists:
     """``affordances`` and ``unavailableAffordances`` of each object of one request.
 
     What does not depend on the object is worked out once, not once per row: the
-    caller's operations (``operations``: those it may know about), URL templates and
-    the entries' fixed parts; each row reads its state once per state field.
+    caller's operations (``operations``: those it may know about), URL templates, the
+    entries' fixed parts, and per state what the state alone decides (the refusals of
+    the operations that state does not allow); each row reads its state once and
+    evaluates only the operations its state leaves open.
     """
 
     def __init__(
@@ -62,10 +64,9 @@ class AffordanceLists:
         self.compact = compact
         self.version_field = resource.version_field
         self.id_argument = resource.id_argument
-        self._plan = [
+        self._operations = [
             (
                 operation,
-                operation.facts.field,
                 self._shaped(
                     {
                         "operation": operation.urn,
@@ -78,18 +79,23 @@ class AffordanceLists:
             )
             for operation in operations
         ]
-        self._refusals: dict[tuple[str, str], dict[str, Any]] = {}
+        # The state fields of the operations (mostly one).
+        self._fields = list({id(op.facts.field): op.facts.field for op in operations}.values())
+        self._plans: dict[Any, list[_Step]] = {}
 
     def __call__(self, instance: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         available: list[dict[str, Any]] = []
         unavailable: list[dict[str, Any]] = []
+        states = tuple(field.get_state(instance) for field in self._fields)
+        plan = self._plans.get(states)
+        if plan is None:
+            plan = self._plans[states] = self._plan(states)
         pk = instance.pk
         version = getattr(instance, self.version_field)
-        states: dict[int, Any] = {}
-        for operation, field, static, target in self._plan:
-            state = states.get(id(field), _UNREAD)
-            if state is _UNREAD:
-                state = states[id(field)] = field.get_state(instance)
+        for operation, state, static, target, refusal in plan:
+            if refusal is not None:
+                unavailable.append(dict(refusal))  # a copy per row: its reader may change it
+                continue
             result = evaluate_in_state(operation, instance, self.user, state)
             if isinstance(result, Available):
                 entry = {
@@ -104,21 +110,28 @@ class AffordanceLists:
                 unavailable.append(self._refusal(operation, result.reason))
         return available, unavailable
 
+    def _plan(self, states: tuple[Any, ...]) -> list[_Step]:
+        """Each operation for an object in ``states``: its refusal when the state alone
+        decides it, else None (the object decides)."""
+        by_field = {id(field): state for field, state in zip(self._fields, states, strict=True)}
+        plan = []
+        for operation, static, target in self._operations:
+            state = by_field[id(operation.facts.field)]
+            refused = refused_by_state(operation, state)
+            refusal = self._refusal(operation, refused.reason) if refused is not None else None
+            plan.append((operation, state, static, target, refusal))
+        return plan
+
     def _shaped(self, entry: dict[str, Any]) -> dict[str, Any]:
         return compact_entry(entry) if self.compact else entry
 
     def _refusal(self, operation: Operation, reason: str) -> dict[str, Any]:
-        key = (operation.name, reason)
-        entry = self._refusals.get(key)
-        if entry is None:
-            entry = self._shaped(
-                {"operation": operation.urn, "name": operation.name, "reason": reason}
-            )
-            self._refusals[key] = entry
-        return dict(entry)  # a copy per row: whoever gets the list may change it
+        return self._shaped({"operation": operation.urn, "name": operation.name, "reason": reason})
 
 
-_UNREAD = object()
+# An operation, its object's state, the entry's fixed part, the target URL around the
+# object's id, and the refusal when the state alone decides it.
+_Step = tuple[Operation, Any, dict[str, Any], tuple[str, str] | None, dict[str, Any] | None]
 
 
 class AffordancesMixin:
