@@ -20,7 +20,7 @@ from rest_framework_simplejwt.tokens import AccessToken
 from affordances import memo
 from affordances.catalog import get_catalog, reset_catalog
 from affordances.mcp import HYBRID, McpView
-from affordances.rest.renderers import hal_document
+from affordances.rest.renderers import HalFormsRenderer, hal_document
 from orders.models import Order, OrderStatus
 from orders.services import order_create
 from tests.conftest import Demo
@@ -433,6 +433,10 @@ def test_hal_document_forms_are_independent_objects(demo: Demo) -> None:
         model = Order
 
     document = hal_document(data, view=View())
+    # The renderer, which only encodes it, may share the forms' objects: same JSON.
+    rendered = HalFormsRenderer().render(data, renderer_context={"view": View()})
+    assert json.loads(rendered) == json.loads(json.dumps(document))
     first, second = document["_embedded"]["orders"]
     first["_templates"]["cancel_order"]["properties"][0]["prompt"] = "changed"
     assert second["_templates"]["cancel_order"]["properties"][0]["prompt"] != "changed"
+    assert first["_links"]["collection"] is not second["_links"]["collection"]

@@ -141,6 +141,10 @@ class _Document:
             return None
         return _absolute(self.request, f"{self.resource.basename}-list")
 
+    @cached_property
+    def _collection_link(self) -> dict[str, Any]:
+        return {"href": self.collection_url}
+
     def template(
         self, operation: Operation, target: str | None, constraints: dict[str, Any], version: Any
     ) -> dict[str, Any]:
@@ -165,16 +169,16 @@ class _Document:
         return template
 
     def item(self, data: dict[str, Any]) -> dict[str, Any]:
-        if not self.forms:
-            document = dict(data)
-        else:
-            document = {key: value for key, value in data.items() if key not in _HIDDEN_LISTS}
+        document = dict(data)
+        if self.forms:
+            for key in _HIDDEN_LISTS:
+                document.pop(key, None)
         links: dict[str, Any] = {}
         if data.get("url"):
             links["self"] = {"href": data["url"]}
         collection = self.collection_url
         if collection:
-            links["collection"] = {"href": collection}
+            links["collection"] = self._collection_link if self.share else {"href": collection}
         document["_links"] = links
         if not self.forms:
             return document
