@@ -468,8 +468,7 @@ def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
         f"{meta.get('seed', 0)}; protocol mode `{meta['protocol']}`; tokens: "
         f"{meta['tokenizer']}; wall time {meta['wallSeconds']} s"
         + (
-            f" in this session, {sum(r.get('wallMs', 0) for r in runs) / 1000:.1f} s in runs "
-            "over every session "
+            f" in this session, {meta['runSeconds']:.1f} s in runs over every session "
             f"({meta['resumedRuns']} runs from earlier ones)"
             if meta.get("resumedRuns")
             else ""
