@@ -25,6 +25,7 @@ from rest_framework_simplejwt.tokens import AccessToken
 from affordances.catalog import get_catalog
 from procurement.models import PurchaseRequest
 from tests.conftest import ProcurementDemo
+from tests.test_leak_matrix import HAL, LEGACY, Answer, answer_of
 
 READS = ("get_purchase_request", "list_purchase_requests")
 REQUESTING = ("create", "submit", "attach_quote", "withdraw")
@@ -56,19 +57,7 @@ CAPABILITIES: dict[str, frozenset[str]] = {
 }
 STAFF = {"admin", "approver", "senior_approver", "buyer", "receiving_clerk",
          "accounts_payable", "auditor", "support"}  # fmt: skip
-HAL = "application/prs.hal-forms+json"
 MCP = {"A": "/mcp/static", "B": "/mcp", "C": "/mcp/forms"}
-LEGACY = "2025-11-25"
-Answer = tuple[int, tuple[tuple[str, str], ...], bytes]
-
-
-def answer_of(response: Any) -> Answer:
-    headers = tuple(
-        (name, response[name])
-        for name in ("Content-Type", "Allow", "Location", "WWW-Authenticate")
-        if response.has_header(name)
-    )
-    return response.status_code, headers, response.content
 
 
 @dataclass
