@@ -17,97 +17,16 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances.models import AuditRecord
 from tests.conftest import Demo
-from tests.mcp_wire import LEGACY, MODERN, OLDER, TRANSITIONS_BY_ROLE, check, modern_meta
+from tests.mcp_wire import LEGACY, MODERN, OLDER, TRANSITIONS_BY_ROLE, Wire, check
 
 STATIC, FORMS, HYBRID = "/mcp/static", "/mcp/forms", "/mcp"
 NEW_ENDPOINTS = [STATIC, FORMS]
 FORBIDDEN_ORIGIN = "http://evil.example"
 
 
-class Wire:
-    """One caller speaking JSON-RPC to one MCP endpoint; keeps every byte it received."""
-
-    def __init__(self, path: str, token: str | None, *, version: str | None = LEGACY) -> None:
-        self.path = path
-        self.client = Client()
-        self.token = token
-        self.version = version
-        self.received: list[bytes] = []
-        self.next_id = 0
-
-    def headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        headers = {"Accept": "application/json, text/event-stream"}
-        if self.token is not None:
-            headers["Authorization"] = f"Bearer {self.token}"
-        if self.version is not None:
-            headers["MCP-Protocol-Version"] = self.version
-        return {**headers, **(extra or {})}
-
-    def post(self, body: Any, *, headers: dict[str, str] | None = None) -> Any:
-        data = body if isinstance(body, bytes) else json.dumps(body)
-        response = self.client.post(
-            self.path, data=data, content_type="application/json", headers=self.headers(headers)
-        )
-        self._keep(response)
-        return response
-
-    def _keep(self, response: Any) -> None:
-        lines = [f"{name}: {value}" for name, value in response.items()]
-        self.received.append("\n".join(lines).encode() + b"\n\n" + response.content)
-
-    def request(self, method: str, params: dict[str, Any] | None = None, *, id: Any = None) -> Any:
-        if id is None:
-            self.next_id += 1
-            id = self.next_id
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
-        headers: dict[str, str] = {}
-        if self.version == MODERN:
-            params = {**(params or {}), "_meta": modern_meta()}
-            headers = {"Mcp-Method": method}
-            name = params.get("name") if method == "tools/call" else params.get("uri")
-            if isinstance(name, str):
-                headers["Mcp-Name"] = name
-        if params is not None:
-            body["params"] = params
-        return self.post(body, headers=headers)
-
-    def call(self, method: str, params: dict[str, Any] | None = None, **kwargs: Any) -> dict:
-        response = self.request(method, params, **kwargs)
-        assert response["Content-Type"] == "application/json", response
-        return check(method, self.version or LEGACY, response.json())
-
-    def result(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        envelope = self.call(method, params)
-        assert "result" in envelope, envelope
-        return envelope["result"]
-
-    def tool(self, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.result("tools/call", {"name": name, "arguments": arguments or {}})
-
-    def tools(self) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
-        params: dict[str, Any] = {}
-        while True:
-            result = self.result("tools/list", params)
-            tools += result["tools"]
-            if "nextCursor" not in result:
-                return tools
-            params = {"cursor": result["nextCursor"]}
-
-    def tools_bytes(self) -> bytes:
-        """The raw ``tools/list`` answer, always under the same request id."""
-        response = self.request("tools/list", {}, id="tools")
-        assert response.status_code == 200
-        check("tools/list", self.version or LEGACY, response.json())
-        return response.content
-
-    def text(self) -> str:
-        return b"\n".join(self.received).decode()
-
-
 def wire_for(demo: Demo, path: str, username: str | None, *, version: str | None = LEGACY) -> Wire:
     token = str(AccessToken.for_user(demo.users[username])) if username else None
-    return Wire(path, token, version=version)
+    return Wire(token, path=path, version=version)
 
 
 def error_of(response: Any) -> dict[str, Any]:
@@ -147,7 +66,9 @@ def test_a_request_without_a_token_is_401_with_a_bearer_challenge(demo: Demo, pa
 @pytest.mark.django_db
 @pytest.mark.parametrize("path", NEW_ENDPOINTS)
 def test_an_invalid_token_is_401_invalid_token(demo: Demo, path: str) -> None:
-    response = Wire(path, "not-a-jwt").post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    response = Wire("not-a-jwt", path=path).post(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    )
 
     assert response.status_code == 401
     assert 'error="invalid_token"' in response["WWW-Authenticate"]

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import Demo
-from tests.mcp_wire import LEGACY, MODERN
-from tests.test_interfaces_http import FORMS, HYBRID, STATIC, Wire, initialize, wire_for
+from tests.mcp_wire import LEGACY, MODERN, Wire
+from tests.test_interfaces_http import FORMS, HYBRID, STATIC, initialize, wire_for
 
 INTERFACES = {"A": STATIC, "B": HYBRID, "C": FORMS}
 VERSIONS = [LEGACY, MODERN]

@@ -17,7 +17,8 @@ from rest_framework.test import APIClient
 from load.arguments import arguments_for
 from orders.models import Order
 from tests.conftest import Demo
-from tests.test_mcp_http import Wire, token_for
+from tests.mcp_wire import Wire
+from tests.test_mcp_http import token_for
 
 STAFF = ("support", "warehouse", "supervisor")
 

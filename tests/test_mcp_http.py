@@ -34,6 +34,7 @@ from tests.mcp_wire import (
     MODERN,
     OLDER,
     TRANSITIONS_BY_ROLE,
+    Wire,
     assert_role_tools,
     check,
     conforms,
@@ -47,63 +48,6 @@ GOLDEN_PROCUREMENT = Path(__file__).parent / "golden" / "mcp_tools_admin_procure
 FORBIDDEN_ORIGIN = "http://evil.example"
 
 Api = Callable[[str], APIClient]
-
-
-class Wire:
-    """One caller speaking JSON-RPC to ``/mcp`` through Django's test client."""
-
-    def __init__(self, token: str | None, *, version: str | None = LEGACY) -> None:
-        self.client = Client()
-        self.token = token
-        self.version = version
-
-    def headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        headers = {"Accept": "application/json, text/event-stream"}
-        if self.token is not None:
-            headers["Authorization"] = f"Bearer {self.token}"
-        if self.version is not None:
-            headers["MCP-Protocol-Version"] = self.version
-        return {**headers, **(extra or {})}
-
-    def post(
-        self,
-        body: Any,
-        *,
-        headers: dict[str, str] | None = None,
-        content_type: str = "application/json",
-    ) -> Any:
-        data = body if isinstance(body, bytes) else json.dumps(body)
-        return self.client.post(
-            "/mcp", data=data, content_type=content_type, headers=self.headers(headers)
-        )
-
-    def request(self, method: str, params: dict[str, Any] | None = None, *, id: Any = 1) -> Any:
-        body: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
-        headers: dict[str, str] = {}
-        if self.version == MODERN:
-            given = (params or {}).get("_meta", {})
-            meta = {**modern_meta(), **given} if isinstance(given, dict) else given
-            params = {**(params or {}), "_meta": meta}
-            headers = {"Mcp-Method": method}
-            name = params.get("name") if method == "tools/call" else params.get("uri")
-            if isinstance(name, str):
-                headers["Mcp-Name"] = name
-        if params is not None:
-            body["params"] = params
-        return self.post(body, headers=headers)
-
-    def call(self, method: str, params: dict[str, Any] | None = None, **kwargs: Any) -> dict:
-        response = self.request(method, params, **kwargs)
-        assert response["Content-Type"] == "application/json", response
-        return check(method, self.version or LEGACY, response.json())
-
-    def result(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        envelope = self.call(method, params)
-        assert "result" in envelope, envelope
-        return envelope["result"]
-
-    def tool(self, name: str, arguments: dict[str, Any] | None = None, **params: Any) -> dict:
-        return self.result("tools/call", {"name": name, "arguments": arguments or {}, **params})
 
 
 def token_for(demo: Demo, username: str) -> str:
