@@ -34,8 +34,22 @@ def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> An
         yield SchemaValidationError(f"{instance} is not a multiple of {divisor}")
 
 
-# JSON Schema 2020-12 as the catalog means it: decimals are exact.
-SchemaValidator = validators.extend(Draft202012Validator, {"multipleOf": _multiple_of})
+_PATTERN = Draft202012Validator.VALIDATORS["pattern"]
+
+
+def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Any:
+    """``pattern`` only on a string within its schema's ``maxLength``: a longer one is
+    refused by ``maxLength`` already, and need not be searched (lengths before patterns)."""
+    limit = schema.get("maxLength")
+    if isinstance(instance, str) and isinstance(limit, int) and len(instance) > limit:
+        return
+    yield from _PATTERN(validator, pattern, instance, schema)
+
+
+# JSON Schema 2020-12 as the catalog means it: decimals are exact, lengths come first.
+SchemaValidator = validators.extend(
+    Draft202012Validator, {"multipleOf": _multiple_of, "pattern": _pattern}
+)
 
 
 def schema_errors(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -105,7 +119,25 @@ def flatten_errors(detail: Any) -> dict[str, list[str]]:
     return {"nonFieldErrors": [str(item) for item in detail]}
 
 
+# jsonschema's own messages repeat the value ("'aaaa…' is too long"): a refused
+# 300 kB string would come back 300 kB long. These say what is expected instead.
+_EXPECTED = {
+    "maxLength": "Must be at most {} characters.",
+    "minLength": "Must be at least {} characters.",
+    "maxItems": "Must have at most {} items.",
+    "minItems": "Must have at least {} items.",
+    "pattern": "Must match the pattern {}.",
+    "type": "Must be of type {}.",
+    "exclusiveMaximum": "Must be less than {}.",
+    "exclusiveMinimum": "Must be greater than {}.",
+    "multipleOf": "Must be a multiple of {}.",
+    "format": "Must be a valid {}.",
+}
+
+
 def _constraint_message(error: Any) -> str:
+    if error.validator in _EXPECTED:
+        return _EXPECTED[error.validator].format(error.validator_value)
     if error.validator == "enum":
         return "Must be one of: " + ", ".join(str(v) for v in error.validator_value) + "."
     if error.validator == "maximum":

@@ -9,10 +9,29 @@ from django.contrib.auth.models import AnonymousUser
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
+from affordances.patterns import backtracking_risk, patterns_in
 from affordances.schemas import ConstraintWidens, SchemaError, assert_narrows
 
 # A description shorter than this cannot state a purpose and its consequences.
 MIN_DESCRIPTION_LENGTH = 40
+
+
+@checks.register()
+def check_timeouts(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``LOCK_TIMEOUT`` and ``REQUEST_TIMEOUT`` are read per request: refuse them at start-up."""
+    from affordances.conf import settings
+
+    messages: list[checks.CheckMessage] = []
+    try:
+        settings._raw()
+    except ImproperlyConfigured:  # an unknown or malformed AFFORDANCES is E001's
+        return messages
+    for name in ("LOCK_TIMEOUT", "REQUEST_TIMEOUT"):
+        try:
+            settings.seconds(name)
+        except ImproperlyConfigured as exc:
+            messages.append(checks.Error(str(exc), id="affordances.E018"))
+    return messages
 
 
 @checks.register()
@@ -64,6 +83,7 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                 )
             )
     messages.extend(_check_constraints(catalog))
+    messages.extend(_check_patterns(catalog))
     messages.extend(_check_serializers(catalog))
     for op in catalog:
         if not op.is_transition:
@@ -122,6 +142,28 @@ def _check_constraints(catalog: Any) -> list[checks.CheckMessage]:
             )
         except Exception:  # the probe is not a real object; see above
             continue
+    return messages
+
+
+def _check_patterns(catalog: Any) -> list[checks.CheckMessage]:
+    """E017: an input pattern a backtracking engine may take super-linear time on.
+
+    The server runs it on every request (one request could hold a worker for seconds)
+    and publishes it to clients that run it too (see :mod:`affordances.patterns`).
+    """
+    messages: list[checks.CheckMessage] = []
+    for op in catalog:
+        for pattern in dict.fromkeys(patterns_in(op.input_schema)):
+            risk = backtracking_risk(pattern)
+            if risk:
+                messages.append(
+                    checks.Error(
+                        f"The input schema of {op.name} has the pattern {pattern!r}: {risk}.",
+                        hint="Anchor it with ^, keep the classes of adjacent repeats "
+                        "disjoint and repeats out of repeats; check lengths with max_length.",
+                        id="affordances.E017",
+                    )
+                )
     return messages
 
 

@@ -34,11 +34,19 @@ DEFAULTS: dict[str, Any] = {
     # (PostgreSQL's lock_timeout, per transaction); None waits as the database does.
     # SQLite waits its connection's "timeout" option instead.
     "LOCK_TIMEOUT": 5,
+    # Seconds after which the server stops a request (gunicorn's --timeout, default 30).
+    # A keyed run's claim still "running" after LOCK_TIMEOUT + REQUEST_TIMEOUT outlived
+    # any run, so its worker died: a retry with the same key and request takes it over.
+    # None: a claim is held until IDEMPOTENCY_TTL.
+    "REQUEST_TIMEOUT": 30,
     # Keep each distinct OpenAPI document (per code, settings, capability set, host,
     # language, version) and serve it again; False generates it on every request, for
     # projects whose own drf-spectacular hooks read more of the request than that.
     "OPENAPI_MEMO": True,
 }
+
+# The longest duration setting: PostgreSQL's largest lock_timeout (2**31 - 1 ms, 24 days).
+MAX_SECONDS = 2_147_483
 
 MODEL_DEFAULTS: dict[str, Any] = {
     # Dotted path of the DRF serializer of the representation (required for the REST face).
@@ -95,14 +103,36 @@ class AffordancesSettings:
 
     @property
     def lock_timeout_ms(self) -> int | None:
-        value = self._raw().get("LOCK_TIMEOUT", DEFAULTS["LOCK_TIMEOUT"])
+        value = self.seconds("LOCK_TIMEOUT")
+        return None if value is None else max(1, round(value * 1000))
+
+    @property
+    def claim_stale_after(self) -> float | None:
+        """Seconds after which a ``running`` idempotency claim is abandoned, or None.
+
+        ``REQUEST_TIMEOUT`` bounds a run where the server stops requests; the lock wait
+        (``LOCK_TIMEOUT``) is added as a margin for clock skew between hosts.
+        """
+        request = self.seconds("REQUEST_TIMEOUT")
+        if request is None:
+            return None
+        return request + (self.seconds("LOCK_TIMEOUT") or 0)
+
+    def seconds(self, name: str) -> float | None:
+        """A duration setting: a positive number of seconds, or None."""
+        value = self._raw().get(name, DEFAULTS[name])
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not 0 < value <= MAX_SECONDS
+        ):
             raise ImproperlyConfigured(
-                "AFFORDANCES['LOCK_TIMEOUT'] must be a positive number of seconds or None."
+                f"AFFORDANCES[{name!r}] must be a positive number of seconds "
+                f"(at most {MAX_SECONDS}) or None."
             )
-        return max(1, round(value * 1000))
+        return value
 
     @property
     def models(self) -> tuple[ModelOptions, ...]:

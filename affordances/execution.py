@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +40,7 @@ __all__ = [
     "perform",
     "perform_create",
     "perform_edit",
+    "visible_locked",
 ]
 
 logger = logging.getLogger(__name__)
@@ -121,6 +122,7 @@ def perform(
     if not isinstance(arguments, Mapping):
         raise Problem.malformed("The arguments must be a JSON object.")
     arguments = dict(arguments)
+    idempotency_key = idempotency.parse_key(idempotency_key)  # before it meets the database
 
     # 1. Visibility and capability: a hidden operation or object is simply not there.
     # Without a key, the object is first looked for under its row lock, the first thing
@@ -258,6 +260,7 @@ def perform_create(
     if not isinstance(arguments, Mapping):
         raise Problem.malformed("The arguments must be a JSON object.")
     arguments = dict(arguments)
+    idempotency_key = idempotency.parse_key(idempotency_key)
     resource = operation.resource
 
     claimed = _claim(
@@ -423,6 +426,15 @@ def _record(
     )
 
 
+def visible_locked(resource: Resource, user: Any, pks: Iterable[Any]) -> list[models.Model]:
+    """The objects among ``pks`` that ``user`` may see, their rows locked until the
+    surrounding transaction ends (a face's own write, such as the admin's delete, decides
+    on the objects as they are now, not as they were read)."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("visible_locked() must run inside a transaction.")
+    return list(_locked(reads.visible(resource, user)).filter(pk__in=pks))
+
+
 def perform_edit(
     *,
     resource: Resource,
@@ -430,12 +442,15 @@ def perform_edit(
     user: Any,
     changes: Mapping[str, Any],
     via: str,
+    editable: Callable[[models.Model], Collection[str]] | None = None,
 ) -> models.Model:
     """Change plain fields of one object: the row locked, the version bumped, one audit record.
 
     For edits outside the catalog (the admin's change form). FSM fields and the version
-    field are refused — states change only through operations. With nothing really
-    changed, nothing is written. Returns the saved object.
+    field are refused — states change only through operations. ``editable(instance)``
+    names the fields that may change for the object as it is under the lock (a rule may
+    depend on a field only in some states); a change to any other is refused. With
+    nothing really changed, nothing is written. Returns the saved object.
     """
     if via not in Interface.values:
         raise ValueError(f"via must be one of {Interface.values}")
@@ -455,6 +470,15 @@ def perform_edit(
         changed = sorted(
             name for name, value in changes.items() if getattr(instance, name) != value
         )
+        allowed = set(editable(instance)) if editable is not None else set(changed)
+        refused = [name for name in changed if name not in allowed]
+        if refused:
+            state = resource.fsm_fields[0].get_state(instance) if resource.fsm_fields else ""
+            sentence = (
+                f"Not editable while the {resource.model._meta.verbose_name} is "
+                f"{state or 'as it is'}; use an operation."
+            )
+            raise Problem.validation({name: [sentence] for name in refused})
         if not changed:
             return instance
         for name in changed:

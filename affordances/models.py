@@ -7,6 +7,7 @@ from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
+from django.utils import timezone
 
 
 class Interface(models.TextChoices):
@@ -58,6 +59,10 @@ class IdempotencyRecord(models.Model):
     # JSON text, not jsonb: a replay must be byte-identical, and jsonb reorders keys.
     body = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the run that holds the claim began: set by the claim and by a takeover of an
+    # abandoned one (``affordances.idempotency``); the run completes only while it is
+    # still the one it set.
+    claimed_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(db_index=True)
 
     class Meta:

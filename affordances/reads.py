@@ -18,7 +18,7 @@ from django.db import models
 from affordances.problems import Problem
 from affordances.resources import Resource
 
-__all__ = ["Page", "find", "list_page", "page_size", "visible"]
+__all__ = ["Page", "find", "list_page", "page_size", "visible", "whole_number"]
 
 
 @dataclass(frozen=True)
@@ -70,20 +70,38 @@ def filtered(
     return filterset.qs
 
 
-_SIZE = re.compile(r"[0-9]{1,9}")
+# Plain ASCII digits only: int() alone would also read "0_2", "+2", " 2" and the digits
+# of other scripts (Arabic-Indic, full-width), spellings the OpenAPI document and MCP's
+# schema (an integer) do not allow.
+_DIGITS = re.compile(r"[0-9]+")
+# Beyond any page or size: longer numbers are not parsed, they only compare as large.
+_LARGE_DIGITS = 18
+_LARGE = 10**_LARGE_DIGITS
+
+
+def whole_number(requested: Any, *, argument: str, maximum: int | None = None) -> int:
+    """``requested`` as the positive integer a paging argument is: plain ASCII digits,
+    from 1 (to ``maximum``). Anything else is a ``validation_error`` on ``argument`` (the
+    face's name for it), never a value read leniently or quietly replaced. One rule for
+    the page number and the page size, on every face."""
+    text = "" if isinstance(requested, bool) else str(requested)
+    number = 0
+    if _DIGITS.fullmatch(text):
+        digits = text.lstrip("0")
+        number = _LARGE if len(digits) > _LARGE_DIGITS else int(digits or "0")
+    if number < 1 or (maximum is not None and number > maximum):
+        bounds = f"from 1 to {maximum}" if maximum is not None else "from 1"
+        raise Problem.validation({argument: [f"An integer {bounds}."]})
+    return number
 
 
 def page_size(resource: Resource, requested: Any = None, *, argument: str = "page_size") -> int:
     """The page size for a request: the registration's default, or the one asked for,
-    from 1 to its maximum. Anything else is a ``validation_error`` on ``argument`` (the
-    face's name for it), not a size quietly replaced: the OpenAPI document and the MCP
-    tool's schema say so."""
+    from 1 to its maximum (:func:`whole_number`): the OpenAPI document and the MCP tool's
+    schema say so."""
     if requested is None:
         return resource.page_size
-    text = "" if isinstance(requested, bool) else str(requested)
-    if _SIZE.fullmatch(text) is None or not 1 <= int(text) <= resource.max_page_size:
-        raise Problem.validation({argument: [f"An integer from 1 to {resource.max_page_size}."]})
-    return int(text)
+    return whole_number(requested, argument=argument, maximum=resource.max_page_size)
 
 
 def list_page(
@@ -94,15 +112,17 @@ def list_page(
     page: Any = 1,
     size: Any = None,
     size_argument: str = "page_size",
+    page_argument: str = "page",
     request: Any = None,
 ) -> Page:
-    """One page of the objects ``user`` may see; a page past the end is not_found."""
-    paginator = Paginator(
-        filtered(resource, user, filters, request=request),
-        page_size(resource, size, argument=size_argument),
-    )
+    """One page of the objects ``user`` may see. The page number is as strict as the
+    size (:func:`whole_number`: a ``validation_error`` on ``page_argument``); a page past
+    the end is not_found."""
+    per_page = page_size(resource, size, argument=size_argument)
+    number = 1 if page is None else whole_number(page, argument=page_argument)
+    paginator = Paginator(filtered(resource, user, filters, request=request), per_page)
     try:
-        current = paginator.page(1 if page is None else page)
+        current = paginator.page(number)
     except (EmptyPage, PageNotAnInteger):
         raise Problem.not_found() from None
     return Page(

@@ -14,6 +14,7 @@ from typing import Any
 from rest_framework import serializers
 
 from affordances.compat import map_serializer
+from affordances.patterns import backtracking_risk
 
 __all__ = [
     "ConstraintWidens",
@@ -73,7 +74,11 @@ _WHITESPACE = (
     r"\t\n\u000b\f\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 _NO_NUL = r"^[^\u0000]*$"
-_NOT_BLANK = rf"^[^\u0000]*[^{_WHITESPACE}\u0000][^\u0000]*$"
+# Whitespace first, then one character that is neither whitespace nor NUL, then anything
+# but NUL: the classes of the two repeats are disjoint, so a backtracking engine (Python's,
+# an ECMAScript client's) matches in linear time. ``^[^\0]*[^\s\0][^\0]*$``, which
+# means the same, is quadratic: both repeats can take every letter.
+_NOT_BLANK = rf"^[{_WHITESPACE}]*[^{_WHITESPACE}\u0000][^\u0000]*$"
 
 
 def text_rules(field: serializers.Field) -> dict[str, Any]:
@@ -214,7 +219,10 @@ def _assert_property_narrows(
             if key in base and Decimal(str(value)) < Decimal(str(base[key])):
                 raise ConstraintWidens(f"{name}.{key} {value} is below {base[key]}")
         elif key == "pattern":
-            # An extra pattern is applied together with the catalog's (allOf): it narrows.
-            continue
+            # An extra pattern is applied together with the catalog's (allOf): it narrows,
+            # unless it could hold a worker (and a client) on a crafted string.
+            risk = backtracking_risk(value) if isinstance(value, str) else "not a string"
+            if risk:
+                raise ConstraintWidens(f"{name}.pattern {value!r}: {risk}")
         else:
             raise ConstraintWidens(f"{name}.{key} is not a narrowing keyword")

@@ -19,6 +19,10 @@ import os
 bind = [os.environ.get("GUNICORN_BIND") or "127.0.0.1:8000"]
 workers = int(os.environ.get("GUNICORN_WORKERS") or "2")
 threads = int(os.environ.get("GUNICORN_THREADS") or "1")
+# A worker silent this long is killed (with its requests). The same number is the
+# AFFORDANCES REQUEST_TIMEOUT (config/settings.py): a keyed run's claim older than it
+# (plus the lock timeout) belongs to a dead worker and may be taken over by a retry.
+timeout = int(os.environ.get("GUNICORN_TIMEOUT") or "30")
 
 # Comma-separated addresses or networks of the proxies allowed to set the scheme (and
 # SCRIPT_NAME/PATH_INFO); "*" is every peer. Empty by default: none.

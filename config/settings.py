@@ -73,6 +73,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework_simplejwt",
+    # Used refresh tokens are refused (SIMPLE_JWT below); its tables grow with every
+    # login and refresh: run `manage.py flushexpiredtokens` daily.
+    "rest_framework_simplejwt.token_blacklist",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -195,8 +198,19 @@ SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=30),
     "REFRESH_TOKEN_LIFETIME": timedelta(days=1),
     "AUTH_HEADER_TYPES": ("Bearer",),
-    # A refresh token of a deleted or inactive user is a 401, not a 500 (simplejwt #860).
+    # A token signed with the real key but with a malformed exp/iat/nbf/jti is a 401,
+    # not a 500.
+    "AUTH_TOKEN_CLASSES": ("config.authentication.AccessToken",),
+    # A refresh token of a deleted or inactive user is a 401, not a 500 (simplejwt #860),
+    # and one issued under another password is refused too.
     "TOKEN_REFRESH_SERIALIZER": "config.authentication.TokenRefreshSerializer",
+    # Every token carries a hash of the user's password hash: a password change
+    # invalidates the access and refresh tokens issued before it.
+    "CHECK_REVOKE_TOKEN": True,
+    # A refresh answers a new refresh token and the one sent is refused from then on
+    # (the token_blacklist app).
+    "ROTATE_REFRESH_TOKENS": True,
+    "BLACKLIST_AFTER_ROTATION": True,
 }
 
 SPECTACULAR_SETTINGS = {
@@ -220,6 +234,8 @@ ORDERS_ENABLE_HOLD = env_bool("ORDERS_ENABLE_HOLD", False)
 
 AFFORDANCES = {
     "NAMESPACE": "example",
+    # gunicorn's timeout (config/gunicorn.py): how long a run can possibly last.
+    "REQUEST_TIMEOUT": int(os.environ.get("GUNICORN_TIMEOUT") or "30"),
     "MODELS": {
         "orders.Order": {
             "SERIALIZER": "orders.serializers.OrderSerializer",

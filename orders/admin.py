@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from affordances.admin import AffordanceAdminMixin
+from affordances.admin import ANY_STATE, AffordanceAdminMixin
 from orders.models import Order
 
 
@@ -12,5 +12,11 @@ class OrderAdmin(AffordanceAdminMixin, admin.ModelAdmin):
     list_filter = ["status", ("customer", admin.RelatedOnlyFieldListFilter)]
     list_select_related = ["customer"]
     search_fields = ["id", "customer__username", "tracking_number"]
-    # The state only changes through operations; the version only through the execution path.
-    readonly_fields = ["status", "version", "created_at", "updated_at"]
+    # The state changes only through operations and the version only through the
+    # execution path: the mixin keeps both read-only.
+    readonly_fields = ["created_at", "updated_at"]
+    # The description is a note no rule reads. The total (the supervisor's threshold,
+    # the refund maximum), the payment status (confirming), the customer (whose order
+    # it is), the tracking number and the delivery time (the refund window) are the
+    # rules' facts, set at creation or by operations.
+    editable_fields = {ANY_STATE: ["description"]}

@@ -9,6 +9,21 @@ from rest_framework import serializers
 
 from orders.rules import CANCEL_REASONS
 
+# A field accepted by more than one operation is declared once, here: every operation
+# that takes it validates it alike.
+
+
+def _note(*, required: bool, help_text: str) -> serializers.CharField:
+    return serializers.CharField(
+        required=required, allow_blank=not required, max_length=500, help_text=help_text
+    )
+
+
+def _money(*, help_text: str) -> serializers.DecimalField:
+    return serializers.DecimalField(
+        max_digits=12, decimal_places=2, min_value=Decimal("0.01"), help_text=help_text
+    )
+
 
 class ShipOrderInput(serializers.Serializer):
     trackingNumber = serializers.CharField(
@@ -25,37 +40,23 @@ class CancelOrderInput(serializers.Serializer):
         choices=[(reason, reason.replace("_", " ").capitalize()) for reason in CANCEL_REASONS],
         help_text="Why the order is cancelled.",
     )
-    note = serializers.CharField(
-        required=False, allow_blank=True, max_length=500, help_text="Free text for the record."
-    )
+    note = _note(required=False, help_text="Free text for the record.")
 
 
 class RefundOrderInput(serializers.Serializer):
-    amount = serializers.DecimalField(
-        max_digits=12,
-        decimal_places=2,
-        min_value=Decimal("0.01"),
-        help_text="Amount to refund, in the order's currency; at most the order total.",
-    )
-    note = serializers.CharField(
-        required=False, allow_blank=True, max_length=500, help_text="Free text for the record."
-    )
+    amount = _money(help_text="Amount to refund, in the order's currency; at most the order total.")
+    note = _note(required=False, help_text="Free text for the record.")
 
 
 class HoldOrderInput(serializers.Serializer):
-    note = serializers.CharField(
-        max_length=500, help_text="Why the order is held: what must be checked before it ships."
+    note = _note(
+        required=True, help_text="Why the order is held: what must be checked before it ships."
     )
 
 
 class CreateOrderInput(serializers.Serializer):
     description = serializers.CharField(max_length=200, help_text="What is ordered.")
-    total = serializers.DecimalField(
-        max_digits=12,
-        decimal_places=2,
-        min_value=Decimal("0.01"),
-        help_text="Order total in EUR, greater than 0.",
-    )
+    total = _money(help_text="Order total in EUR, greater than 0.")
     customer = serializers.CharField(
         required=False,
         max_length=150,

@@ -7,12 +7,47 @@ from decimal import Decimal
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from procurement.rules import CANCEL_REASONS, PAYMENT_METHODS, REJECT_REASONS
+from procurement.rules import (
+    CANCEL_REASONS,
+    MAX_QUANTITY,
+    PAYMENT_METHODS,
+    QUOTE_REFERENCE_MAX_LENGTH,
+    QUOTE_REFERENCE_MESSAGE,
+    QUOTE_REFERENCE_PATTERN,
+    REJECT_REASONS,
+)
+
+# A field accepted by more than one operation is declared once, here: every operation
+# that takes it validates it alike (a create must not take what attach_quote refuses).
 
 
 def _note(*, required: bool, help_text: str) -> serializers.CharField:
     return serializers.CharField(
         required=required, allow_blank=not required, max_length=500, help_text=help_text
+    )
+
+
+def _quote_reference(*, required: bool, help_text: str) -> serializers.CharField:
+    return serializers.CharField(
+        source="quote_reference",
+        required=required,
+        max_length=QUOTE_REFERENCE_MAX_LENGTH,
+        validators=[RegexValidator(QUOTE_REFERENCE_PATTERN, QUOTE_REFERENCE_MESSAGE)],
+        help_text=help_text,
+    )
+
+
+def _quantity(*, help_text: str) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=1, max_value=MAX_QUANTITY, help_text=help_text)
+
+
+def _money(*, help_text: str, source: str | None = None) -> serializers.DecimalField:
+    return serializers.DecimalField(
+        source=source,
+        max_digits=12,
+        decimal_places=2,
+        min_value=Decimal("0.01"),
+        help_text=help_text,
     )
 
 
@@ -26,29 +61,18 @@ class CreatePurchaseRequestInput(serializers.Serializer):
         source="cost_center", max_length=20, help_text="Code of the cost center to charge."
     )
     supplier = serializers.CharField(max_length=100, help_text="Name of the supplier.")
-    quantity = serializers.IntegerField(min_value=1, max_value=100000, help_text="Units.")
-    unitPrice = serializers.DecimalField(
-        source="unit_price",
-        max_digits=12,
-        decimal_places=2,
-        min_value=Decimal("0.01"),
-        help_text="Price of one unit in EUR.",
-    )
+    quantity = _quantity(help_text="Units.")
+    unitPrice = _money(source="unit_price", help_text="Price of one unit in EUR.")
     neededBy = serializers.DateField(source="needed_by", help_text="When the goods are needed.")
-    quoteReference = serializers.CharField(
-        source="quote_reference",
+    quoteReference = _quote_reference(
         required=False,
-        max_length=30,
         help_text="The supplier's quote (required to submit above 10000).",
     )
 
 
 class AttachQuoteInput(serializers.Serializer):
-    quoteReference = serializers.CharField(
-        source="quote_reference",
-        max_length=30,
-        validators=[RegexValidator(r"^Q-[0-9]{3,12}$", "Use Q- and 3 to 12 digits.")],
-        help_text="The supplier's quote reference, e.g. Q-2041.",
+    quoteReference = _quote_reference(
+        required=True, help_text="The supplier's quote reference, e.g. Q-2041."
     )
 
 
@@ -77,21 +101,14 @@ class CancelInput(serializers.Serializer):
 
 
 class ReceiveInput(serializers.Serializer):
-    quantity = serializers.IntegerField(
-        min_value=1, max_value=100000, help_text="Units received; at most the units ordered."
-    )
+    quantity = _quantity(help_text="Units received; at most the units ordered.")
 
 
 class InvoiceInput(serializers.Serializer):
     invoiceNumber = serializers.CharField(
         source="invoice_number", max_length=30, help_text="The supplier's invoice number."
     )
-    amount = serializers.DecimalField(
-        max_digits=12,
-        decimal_places=2,
-        min_value=Decimal("0.01"),
-        help_text="Invoiced amount in EUR, as on the invoice.",
-    )
+    amount = _money(help_text="Invoiced amount in EUR, as on the invoice.")
 
 
 class PayInput(serializers.Serializer):

@@ -7,6 +7,7 @@ and supplier, what was received and invoiced.
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,14 @@ PAYMENT_METHODS: dict[str, Decimal | None] = {
 }
 DELIVERY_DATE_CHOICES = 10  # working days offered from the supplier's lead time on
 
+# A supplier's quote reference, wherever one is accepted (create, attach_quote) and
+# whenever one must be on file (submit above the threshold): one rule.
+QUOTE_REFERENCE_PATTERN = r"^Q-[0-9]{3,12}$"
+QUOTE_REFERENCE_MESSAGE = "Use Q- and 3 to 12 digits."
+QUOTE_REFERENCE_MAX_LENGTH = 30
+# Units of one request, ordered or received.
+MAX_QUANTITY = 100000
+
 REJECT_REASONS = ("over_budget", "not_needed", "wrong_supplier", "missing_information")
 CANCEL_REASONS = ("no_longer_needed", "supplier_unable", "duplicate")
 
@@ -39,12 +48,18 @@ def today() -> date:
     return timezone.localdate()
 
 
+def is_quote_reference(value: str) -> bool:
+    return re.fullmatch(QUOTE_REFERENCE_PATTERN, value or "") is not None
+
+
 # --- conditions: facts of the request and the data it depends on -------------------
 
 
 @condition("quote_missing")
 def quote_on_file(request: PurchaseRequest) -> bool:
-    return request.amount <= QUOTE_THRESHOLD or bool(request.quote_reference)
+    """Above the threshold, a quote reference on file — one the quote rule accepts (not
+    whatever text a request came to hold)."""
+    return request.amount <= QUOTE_THRESHOLD or is_quote_reference(request.quote_reference)
 
 
 @condition("supplier_blocked")

@@ -267,9 +267,15 @@ def test_page_beyond_the_end_is_404_not_500(api: Api, demo: Demo) -> None:
     assert response["Content-Type"].startswith(PROBLEM)
 
 
-@pytest.mark.parametrize("page", ["abc", "0", "-1"])
-def test_invalid_page_number_is_404_not_500(api: Api, demo: Demo, page: str) -> None:
-    assert api("support").get(f"/api/orders/?page={page}").status_code == 404
+@pytest.mark.parametrize("page", ["abc", "0", "-1", "1.5", "", "last"])
+def test_a_page_number_the_document_refuses_is_a_validation_error(
+    api: Api, demo: Demo, page: str
+) -> None:
+    # As strict as page_size (an integer from 1); only a page past the end is not_found.
+    response = api("support").get(f"/api/orders/?page={page}")
+    assert response.status_code == 400
+    assert response.json()["code"] == "validation_error"
+    assert response.json()["errors"] == {"page": ["An integer from 1."]}
 
 
 @pytest.mark.parametrize("page_size", ["abc", "0", "-5", "201", "1000", "1.5", "", "\u0661\u0662"])

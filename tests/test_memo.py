@@ -345,13 +345,35 @@ def test_forms_tools_name_the_entry_point_of_the_host_asked(demo: Demo, settings
 def test_the_store_is_bounded_and_emptied_when_the_catalog_is_rebuilt() -> None:
     builds: list[int] = []
     for index in range(memo.MAX_ENTRIES + 10):
-        memo.memoized(("test", index), lambda index=index: builds.append(index) or index)
+        memo.memoized(
+            ("test", index), lambda index=index: builds.append(index) or index, size=lambda _: 1
+        )
     assert len(memo._store) == memo.MAX_ENTRIES
-    assert memo.memoized(("test", 0), lambda: "rebuilt") == "rebuilt"  # evicted first
-    assert memo.memoized(("test", memo.MAX_ENTRIES + 9), lambda: "x") == memo.MAX_ENTRIES + 9
+    assert memo.memoized(("test", 0), lambda: "rebuilt", size=len) == "rebuilt"  # evicted first
+    kept = memo.memoized(("test", memo.MAX_ENTRIES + 9), lambda: "x", size=len)
+    assert kept == memo.MAX_ENTRIES + 9
 
     reset_catalog()
-    assert memo.memoized(("test", memo.MAX_ENTRIES + 9), lambda: "new") == "new"
+    assert memo.memoized(("test", memo.MAX_ENTRIES + 9), lambda: "new", size=len) == "new"
+    assert memo.stored_bytes() == 3
+
+
+def test_the_store_is_bounded_in_bytes() -> None:
+    memo.clear()
+    chunk = memo.MAX_BYTES // 10
+    for index in range(25):
+        value = memo.memoized(("big", index), lambda: b"x" * chunk, size=len)
+        assert len(value) == chunk
+        assert memo.stored_bytes() <= memo.MAX_BYTES
+    assert 9 <= len(memo._store) <= 10
+    # The most recent are kept, the oldest went first.
+    assert memo.memoized(("big", 24), lambda: b"rebuilt", size=len) == b"x" * chunk
+    assert memo.memoized(("big", 0), lambda: b"rebuilt", size=len) == b"rebuilt"
+    # A value larger than the whole bound is returned, not kept.
+    huge = memo.memoized(("huge",), lambda: b"y" * (memo.MAX_BYTES + 1), size=len)
+    assert len(huge) == memo.MAX_BYTES + 1 and ("huge",) not in memo._store
+    memo.clear()
+    assert memo.stored_bytes() == 0
 
 
 # HAL-FORMS: forms shared by rows only when equal ------------------------------------------

@@ -7,6 +7,7 @@ audit log.
 from __future__ import annotations
 
 from affordances.admin.audit import AuditRecordAdmin
-from affordances.admin.mixins import AffordanceAdminMixin
+from affordances.admin.mixins import ANY_STATE, AffordanceAdminMixin
+from affordances.admin.refusals import MalformedRequestRefusalMixin
 
-__all__ = ["AffordanceAdminMixin", "AuditRecordAdmin"]
+__all__ = ["ANY_STATE", "AffordanceAdminMixin", "AuditRecordAdmin", "MalformedRequestRefusalMixin"]

@@ -3,11 +3,12 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
+from affordances.admin.refusals import MalformedRequestRefusalMixin
 from affordances.models import AuditRecord
 
 
 @admin.register(AuditRecord)
-class AuditRecordAdmin(admin.ModelAdmin):
+class AuditRecordAdmin(MalformedRequestRefusalMixin, admin.ModelAdmin):
     """The audit log is evidence: readable, never editable."""
 
     list_display = [

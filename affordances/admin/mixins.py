@@ -3,16 +3,25 @@
 It knows no model in particular: the Actions panel, the argument forms, the history,
 the change-list column and the bulk actions all come from the catalog, ``evaluate`` and
 ``perform(via="admin")``. Nothing here decides whether an operation may run.
+
+The change form is no way around the operations: the FSM fields and the version field
+are never editable, and the other fields only in the states the project names
+(``editable_fields``; none by default), checked again under the object's row lock when
+the edit is saved. Objects are deleted only in the states it names (``deletable_states``;
+none by default), and "save as new" never bypasses the model's create operation.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import Model, QuerySet
+from django.db.models.fields import AutoFieldMixin
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -24,16 +33,25 @@ from affordances.admin.changelist import (
     run_in_admin,
 )
 from affordances.admin.forms import operation_form_class, posted_arguments
+from affordances.admin.refusals import MalformedRequestRefusalMixin
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, Unavailable, evaluate
-from affordances.execution import may_create, perform_create, perform_edit
+from affordances.execution import (
+    may_create,
+    perform_create,
+    perform_edit,
+    visible_locked,
+)
 from affordances.history import HistoryEntry, history
 from affordances.models import Interface
 from affordances.operations import Operation
 from affordances.problems import Problem, ProblemCode
 from affordances.resources import Resource
 
-__all__ = ["AffordanceAdminMixin", "human_reason"]
+__all__ = ["ANY_STATE", "AffordanceAdminMixin", "human_reason"]
+
+#: The key of ``editable_fields`` that applies in every state.
+ANY_STATE = "*"
 
 
 def human_reason(reason: str) -> str:
@@ -41,8 +59,20 @@ def human_reason(reason: str) -> str:
     return reason.replace("_", " ")
 
 
-class AffordanceAdminMixin(ChangeListAffordancesMixin):
+class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMixin):
     """Mix into the ``ModelAdmin`` of a model registered in ``AFFORDANCES['MODELS']``."""
+
+    #: The fields the change form may edit, by state of the model's (first) FSM field;
+    #: ``"*"`` (``ANY_STATE``) applies in every state:
+    #: ``{"draft": ["title", "quantity"], "*": ["note"]}``. Every other field is shown
+    #: read-only, and an edit of it is refused under the object's row lock. Name only
+    #: fields no rule, guard, constraint or invariant depends on in that state. Nothing
+    #: is editable unless declared; the FSM fields and the version field never are.
+    #: Override ``get_editable_fields`` for more than the state to decide.
+    editable_fields: Mapping[str, Sequence[str]] = {}
+    #: The states of the (first) FSM field in which the admin may delete an object, when
+    #: the user has Django's delete permission; none unless declared.
+    deletable_states: Sequence[str] = ()
 
     change_form_template = "affordances/admin/change_form.html"
     operation_form_template = "affordances/admin/operation_form.html"
@@ -75,6 +105,56 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
 
     def _version(self, obj: Model) -> int:
         return int(getattr(obj, self._resource.version_field))
+
+    def _state(self, obj: Model) -> str:
+        fields = self._resource.fsm_fields
+        return str(fields[0].get_state(obj)) if fields else ""
+
+    def _never_editable(self) -> list[str]:
+        """States change through operations, the version through the execution path."""
+        resource = self._resource
+        return [*(field.name for field in resource.fsm_fields), resource.version_field]
+
+    # -- what the change form may edit -----------------------------------------------
+
+    def get_editable_fields(self, request: HttpRequest, obj: Model) -> set[str]:
+        """The fields the change form may edit on ``obj`` as it is now.
+
+        From ``editable_fields`` by the object's state; a project may override it. The
+        FSM fields and the version field are removed from whatever it returns.
+        """
+        declared = self.editable_fields
+        return {*declared.get(ANY_STATE, ()), *declared.get(self._state(obj), ())}
+
+    def _editable(self, request: HttpRequest, obj: Model) -> set[str]:
+        return self.get_editable_fields(request, obj) - set(self._never_editable())
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Model | None = None) -> Any:
+        readonly = [
+            *self._never_editable(),
+            *super().get_readonly_fields(request, obj),  # type: ignore[misc]
+        ]
+        if obj is not None:
+            editable = self._editable(request, obj)
+            hidden = set(self.get_exclude(request, obj) or ())  # type: ignore[attr-defined]
+            readonly += [
+                name
+                for name in _form_field_names(self.model)
+                if name not in editable and name not in hidden
+            ]
+        return list(dict.fromkeys(readonly))
+
+    def _refused_edit(self, request: HttpRequest, problem: Problem) -> HttpResponse:
+        """An edit refused at save time: nothing was saved, and the page says why."""
+        if problem.code is ProblemCode.NOT_FOUND:
+            raise Http404("No such object.")
+        details = "; ".join(
+            f"{name}: {' '.join(errors)}" for name, errors in (problem.errors or {}).items()
+        )
+        self.message_user(  # type: ignore[attr-defined]
+            request, f"Nothing was saved. {details or problem.detail}", messages.ERROR
+        )
+        return HttpResponseRedirect(request.get_full_path())
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         """The objects this user may see — the one read path every face shares."""
@@ -143,12 +223,42 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
             "affordances_catalog_url": self._url("catalog"),
         }
 
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        # "Save as new" creates a copy outside the create operation (Django honours
+        # "_saveasnew" even without save_as): only without one, and only if asked for.
+        copy = request.method == "POST" and "_saveasnew" in request.POST
+        allowed = self._create_operation() is None and self.save_as  # type: ignore[attr-defined]
+        if copy and not allowed:
+            raise PermissionDenied
+        try:
+            return super().changeform_view(  # type: ignore[misc]
+                request, object_id, form_url, extra_context
+            )
+        except Problem as problem:  # from save_model, after the transaction rolled back
+            return self._refused_edit(request, problem)
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        try:
+            return super().changelist_view(request, extra_context)
+        except Problem as problem:  # a list_editable save refused: none of the rows saved
+            return self._refused_edit(request, problem)
+
     def save_model(self, request: HttpRequest, obj: Model, form: Any, change: bool) -> None:
         if not change:
             super().save_model(request, obj, form, change)  # type: ignore[misc]
             return
         # An edit is a change too: through the execution path, with the row locked, the
-        # version bumped (forms opened before become stale) and one audit record.
+        # version bumped (forms opened before become stale) and one audit record. The
+        # form was built for the object as it was read; what it may change is decided
+        # again under the lock, for the object as it is (an operation may have run).
         concrete = {field.name for field in self.model._meta.concrete_fields}
         changes = {name: getattr(obj, name) for name in form.changed_data if name in concrete}
         perform_edit(
@@ -157,6 +267,55 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
             user=request.user,
             changes=changes,
             via=Interface.ADMIN,
+            editable=lambda current: self._editable(request, current),
+        )
+
+    # -- deleting: only in the states the project names ---------------------------------
+
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        if not self.deletable_states:
+            return False
+        if not super().has_delete_permission(request, obj):  # type: ignore[misc]
+            return False
+        return obj is None or self._state(obj) in self.deletable_states
+
+    def delete_model(self, request: HttpRequest, obj: Model) -> None:
+        with transaction.atomic():
+            self._lock_deletable(request, [obj.pk])
+            super().delete_model(request, obj)  # type: ignore[misc]
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        with transaction.atomic():
+            pks = [obj.pk for obj in self._lock_deletable(request, queryset.values("pk"))]
+            super().delete_queryset(  # type: ignore[misc]
+                request, self.model._default_manager.filter(pk__in=pks)
+            )
+
+    def _lock_deletable(self, request: HttpRequest, pks: Any) -> list[Model]:
+        """The objects, their rows locked; refused unless each is in a deletable state now
+        (an operation may have run since the confirmation page was shown)."""
+        objects = visible_locked(self._resource, request.user, pks)
+        if any(self._state(obj) not in self.deletable_states for obj in objects):
+            raise PermissionDenied
+        return objects
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Model | None = None,
+    ) -> HttpResponse:
+        inlines = context.get("inline_admin_formsets")
+        if obj is not None and change and not inlines and not self._editable(request, obj):
+            # Nothing to save in this state: no save buttons (the operations remain).
+            context.update(
+                show_save=False, show_save_and_continue=False, show_save_and_add_another=False
+            )
+        return super().render_change_form(  # type: ignore[misc]
+            request, context, add, change, form_url, obj
         )
 
     # -- add page: the model's create operation ----------------------------------------
@@ -299,6 +458,16 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin):
         else:
             text = f"{operation.title} failed: {problem.detail}"
         self.message_user(request, text, messages.ERROR)  # type: ignore[attr-defined]
+
+
+def _form_field_names(model: type[Model]) -> list[str]:
+    """The fields a ``ModelForm`` of the model would offer, in the model's order."""
+    opts = model._meta
+    return [
+        field.name
+        for field in (*opts.concrete_fields, *opts.many_to_many)
+        if field.editable and not field.auto_created and not isinstance(field, AutoFieldMixin)
+    ]
 
 
 def _history_row(entry: HistoryEntry) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from affordances.mcp.forms import FormsTools
 from affordances.mcp.profiles import Profile, ToolSetKind
 from affordances.mcp.tools import CatalogTools
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError
-from affordances.mcp.transport.pagination import page
+from affordances.mcp.transport.pagination import decode, page
 from affordances.mcp.transport.protocol import CacheHint
 from affordances.mcp.transport.server import Call, Method, Server
 
@@ -107,7 +107,9 @@ def server_for(profile: Profile) -> Server:
     listing = CacheHint(profile.list_ttl_ms, "private")
 
     def tools_list_key(call: Call, params: dict[str, Any]) -> Hashable:
-        return (profile, tools.list_key(_context(profile, call)), repr(params.get("cursor")))
+        # The offset, not the cursor's text: validated, one key per page.
+        offset = decode(params.get("cursor"), "tools")
+        return (profile, tools.list_key(_context(profile, call)), offset)
 
     methods = {
         "tools/list": Method(bound(tools_list), listing, memo_key=tools_list_key),

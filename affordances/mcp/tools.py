@@ -14,7 +14,7 @@ import copy
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
-from affordances import execution
+from affordances import execution, idempotency
 from affordances.arguments import schema_errors
 from affordances.catalog import get_catalog
 from affordances.mcp import reads, resources
@@ -168,11 +168,14 @@ class CatalogTools:
         # lookup() also answers to URNs; a tool is called by its name only.
         if operation is None or operation.name != name or not operation.permits(ctx.user):
             raise JsonRpcError(INVALID_PARAMS, UNKNOWN_TOOL)
-        key = meta.get(IDEMPOTENCY_KEY)
-        if key is not None and not isinstance(key, str):
+        try:
+            # A malformed key is malformed _meta, as a key that is no string always was.
+            key = idempotency.parse_key(meta.get(IDEMPOTENCY_KEY))
+        except Problem:
             raise JsonRpcError(
-                INVALID_PARAMS, f'Invalid params: _meta["{IDEMPOTENCY_KEY}"] must be a string.'
-            )
+                INVALID_PARAMS,
+                f'Invalid params: _meta["{IDEMPOTENCY_KEY}"] must be {idempotency.KEY_RULE}.',
+            ) from None
         try:
             # The tool's own inputSchema first (SPEC §7): "1" or 1e400 is no order id.
             errors = schema_errors(operation.input_schema, arguments)

@@ -1,16 +1,21 @@
-"""DRF's browsable API, plus a form per offered affordance on a single resource."""
+"""DRF's browsable API, plus a form per offered affordance on a single resource.
+
+The forms DRF itself shows (HTML and raw data) describe what the view offers this caller
+on this route (``offered_input``, as OPTIONS does): the create input on a collection
+only to a caller who may create, a transition route's own input only while the
+operation is available to them; nothing otherwise.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from rest_framework import serializers
 from rest_framework.renderers import BrowsableAPIRenderer
+from rest_framework.request import override_method
 
-from affordances.arguments import NoArguments
 from affordances.catalog import get_catalog
-from affordances.inputs import input_fields
+from affordances.rest.forms import narrowed_input
 
 __all__ = ["AffordancesBrowsableAPIRenderer"]
 
@@ -23,6 +28,24 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
     """
 
     template = "affordances/api.html"
+
+    def show_form_for_method(self, view: Any, method: str, request: Any, obj: Any) -> bool:
+        if not super().show_form_for_method(view, method, request, obj):
+            return False
+        offered = getattr(view, "offered_input", None)
+        if offered is None or method in ("DELETE", "OPTIONS"):
+            return True
+        return offered(method) is not None
+
+    def get_rendered_html_form(self, data: Any, view: Any, method: str, request: Any) -> Any:
+        offered = getattr(view, "offered_input", None)
+        if offered is None or method in ("DELETE", "OPTIONS"):
+            return super().get_rendered_html_form(data, view, method, request)
+        with override_method(view, request, method) as overridden:
+            if not super().show_form_for_method(view, method, overridden, None):
+                return None
+            serializer = offered(method)
+            return None if serializer is None else self.render_form_for_serializer(serializer)
 
     def get_context(
         self, data: Any, accepted_media_type: str | None, renderer_context: Mapping[str, Any]
@@ -40,8 +63,9 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
             operation = catalog.lookup(affordance.get("name", ""))
             if operation is None or affordance.get("target") is None:
                 continue
-            serializer = (operation.input_serializer or NoArguments)()
-            _narrow_choices(serializer, affordance.get("constraints") or {})
+            serializer = narrowed_input(
+                operation.input_serializer, affordance.get("constraints") or {}
+            )
             forms.append(
                 {
                     "name": operation.name,
@@ -52,11 +76,3 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
                 }
             )
         return forms
-
-
-def _narrow_choices(serializer: serializers.Serializer, constraints: dict[str, Any]) -> None:
-    """Offer only the choices the constraints allow for this object and caller."""
-    for item in input_fields(type(serializer), constraints):
-        field = serializer.fields.get(item.name)
-        if item.kind == "choice" and isinstance(field, serializers.ChoiceField):
-            field.choices = list(item.choices)

@@ -16,12 +16,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.utils import translation
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from affordances import memo
 from affordances.conf import settings
@@ -40,7 +42,36 @@ class SchemaView(SpectacularAPIView):
     path("api/schema/", SchemaView.as_view(), name="schema")
     """
 
+    # The language the document is written in: validated ``?lang=`` or the request's.
+    language: str | None = None
+
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # ``?lang=`` picks one of LANGUAGES, or nothing: spectacular activates any text it
+        # is given, and each text would be a new document to generate and keep. What the
+        # request's language was before spectacular's override is served otherwise.
+        lang = request.query_params.get("lang")
+        known = django_settings.USE_I18N and lang in dict(django_settings.LANGUAGES)
+        self.language = lang if known else translation.get_language()
+        return super().get(request, *args, **kwargs)
+
+    def _get_version_parameter(self, request: Request) -> str | None:
+        # ``?version=`` names one of the project's versions (REST_FRAMEWORK's
+        # ALLOWED_VERSIONS or DEFAULT_VERSION) or is ignored: spectacular takes any text
+        # when ALLOWED_VERSIONS is empty, and writes it into info.version and the
+        # Content-Disposition header.
+        version = request.query_params.get("version")
+        known = {*(api_settings.ALLOWED_VERSIONS or ()), api_settings.DEFAULT_VERSION}
+        return version if version is not None and version in known else None
+
+    def _get_filename(self, request: Request, version: Any) -> str:
+        # A header value: nothing that could end the quoted string or the header line.
+        name = super()._get_filename(request, version)
+        return "".join(char for char in name if char.isprintable() and char not in '"\\')
+
     def _get_schema_response(self, request: Request) -> Response:
+        if self.language is not None and translation.get_language() != self.language:
+            with translation.override(self.language):
+                return self._get_schema_response(request)
         version = self.api_version or request.version or self._get_version_parameter(request)
         user = getattr(request, "user", None)
         key = (
@@ -56,16 +87,20 @@ class SchemaView(SpectacularAPIView):
             None if self.serve_public else getattr(user, "pk", None),
         )
 
-        def generate() -> tuple[dict[str, Any], str]:
+        def generate() -> tuple[dict[str, Any], str, int]:
             generator = self.generator_class(
                 urlconf=self.urlconf, api_version=version, patterns=self.patterns
             )
             schema = generator.get_schema(request=request, public=self.serve_public)
-            digest = hashlib.sha256(canonical_json(schema).encode()).hexdigest()
-            return schema, f'"{digest[:32]}"'
+            encoded = canonical_json(schema).encode()
+            digest = hashlib.sha256(encoded).hexdigest()
+            return schema, f'"{digest[:32]}"', len(encoded) * memo.PARSED_JSON_FACTOR
 
         memoize = settings.OPENAPI_MEMO
-        schema, etag = memo.memoized(key, generate) if memoize else generate()
+        if memoize:
+            schema, etag, _size = memo.memoized(key, generate, size=lambda kept: kept[2])
+        else:
+            schema, etag, _size = generate()
         headers = {
             "Content-Disposition": f'inline; filename="{self._get_filename(request, version)}"',
             "ETag": etag,

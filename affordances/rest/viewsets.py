@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.http import QueryDict
+from django.http import Http404, QueryDict
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.metadata import BaseMetadata, SimpleMetadata
-from rest_framework.request import Request
+from rest_framework.request import Request, clone_request
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
@@ -32,6 +33,7 @@ from affordances.operations import Operation, transition_method_names
 from affordances.problems import Problem
 from affordances.representations import shaped
 from affordances.resources import Resource
+from affordances.rest import forms
 from affordances.rest.documentation import document_create, document_list
 from affordances.rest.exceptions import HiddenRoute, ProblemResponsesMixin, caller
 from affordances.rest.serializers import affordance_shape
@@ -93,13 +95,27 @@ def _answer(request: Request, outcome: Outcome) -> Response:
 
 
 class ResourceMetadata(SimpleMetadata):
-    """OPTIONS: describes POST on a collection only to a caller who may create."""
+    """OPTIONS: describes what POST on this route takes from this caller — the collection's
+    create input to a caller who may create, a transition route's own input to a caller
+    who may use it on this object now, each narrowed by its constraints — and nothing to
+    anyone else (DRF's own metadata for views that are not resource views)."""
 
     def determine_actions(self, request: Request, view: Any) -> dict[str, Any]:
-        actions = super().determine_actions(request, view)
-        may = getattr(view, "_may_create", None)
-        if not getattr(view, "detail", False) and (may is None or not may()):
-            actions.pop("POST", None)
+        offered = getattr(view, "offered_input", None)
+        if offered is None:
+            return super().determine_actions(request, view)
+        actions = {}
+        for method in {"PUT", "POST"} & set(view.allowed_methods):
+            view.request = clone_request(request, method)
+            try:
+                view.check_permissions(view.request)
+                serializer = offered(method)
+            except (exceptions.APIException, Problem, Http404, PermissionDenied):
+                serializer = None
+            finally:
+                view.request = request
+            if serializer is not None:
+                actions[method] = self.get_serializer_info(serializer)
         return actions
 
 
@@ -139,6 +155,12 @@ class ResourceMixin(ProblemResponsesMixin):
             raise Problem.not_found()
         self.check_object_permissions(self.request, instance)  # type: ignore[attr-defined]
         return instance
+
+    def offered_input(self, method: str) -> serializers.Serializer | None:
+        """What ``method`` on this route takes from this request's caller, narrowed by the
+        constraints that apply now; None: nothing to offer. OPTIONS and the browsable API
+        describe this and nothing else (see the create and transition mixins)."""
+        return None
 
     def represent(self, instance: Any) -> dict[str, Any]:
         """The resource representation of ``instance`` for this request's caller."""
@@ -180,6 +202,7 @@ class ListResourceMixin:
             filters={k: v for k, v in params.items() if k not in _NOT_FILTERS},
             page=params.get(PAGE_PARAM, 1),
             size=params.get(PAGE_SIZE_PARAM),
+            page_argument=PAGE_PARAM,
             size_argument=PAGE_SIZE_PARAM,
             request=request,
         )
@@ -244,14 +267,27 @@ class CreateResourceMixin:
         operation = self._create_operation()
         return operation is not None and operation.permits(_caller(self.request))
 
+    def _on_collection(self) -> bool:
+        """This request came by the collection's route (the one POST creates on)."""
+        return "create" in (getattr(self, "action_map", None) or {}).values()
+
     def get_serializer_class(self) -> Any:
-        # "metadata" is DRF's OPTIONS, which describes POST with a cloned POST request.
-        operation = self._create_operation()
-        action_name = getattr(self, "action", None)
-        posting = getattr(self.request, "method", None) == "POST"
-        if operation is not None and action_name in ("create", "metadata") and posting:
+        # POST on the collection (also DRF's OPTIONS and browsable forms, which describe it
+        # with a cloned POST request): the create input, to a caller who may create.
+        if self._on_collection() and getattr(self.request, "method", None) == "POST":
+            if not self._may_create():
+                return NoArguments
+            operation = self._create_operation()
+            assert operation is not None
             return operation.input_serializer or NoArguments
         return super().get_serializer_class()  # type: ignore[misc]
+
+    def offered_input(self, method: str) -> serializers.Serializer | None:
+        if not self._on_collection():
+            return super().offered_input(method)  # type: ignore[misc]
+        if method != "POST":
+            return None
+        return forms.offered_input(self._create_operation(), None, _caller(self.request))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         operation = self._create_operation()
@@ -274,7 +310,7 @@ class CreateResourceMixin:
         self, request: Request, response: Response, *args: Any, **kwargs: Any
     ) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
-        collection = response.has_header("Allow") and not getattr(self, "detail", False)
+        collection = response.has_header("Allow") and self._on_collection()
         # The collection's Allow, once the caller is known: POST only for creators.
         if collection and not self._may_create():
             methods = [m.strip() for m in response["Allow"].split(",")]
@@ -326,6 +362,35 @@ class TransitionActionsMixin:
             return None, None
         method_name = names[0].removeprefix("transition_")
         return method_name, get_catalog().transition(self.model, method_name)
+
+    def _usable_route_operation(self) -> tuple[str | None, Operation | None]:
+        """The route's transition, and its operation if this request's caller may use it."""
+        method_name, operation = self._route_operation()
+        if operation is not None and not operation.permits(_caller(self.request)):  # type: ignore[attr-defined]
+            operation = None
+        return method_name, operation
+
+    def get_serializer_class(self) -> Any:
+        # A transition route takes — and OPTIONS and the browsable API describe — its own
+        # operation's input: never the collection's create input nor the representation.
+        method_name, operation = self._usable_route_operation()
+        if method_name is None:
+            return super().get_serializer_class()  # type: ignore[misc]
+        return (operation.input_serializer if operation else None) or NoArguments
+
+    def offered_input(self, method: str) -> serializers.Serializer | None:
+        method_name, operation = self._usable_route_operation()
+        if method_name is None:
+            return super().offered_input(method)  # type: ignore[misc]
+        if method != "POST" or operation is None:
+            return None
+        try:
+            # The object as POST would find it: one the caller may not see offers nothing,
+            # exactly as one that does not exist.
+            instance = self.get_object()  # type: ignore[attr-defined]
+        except (Problem, Http404, exceptions.APIException):
+            return None
+        return forms.offered_input(operation, instance, _caller(self.request))  # type: ignore[attr-defined]
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         method_name, operation = self._route_operation()

@@ -36,9 +36,14 @@ def decode(cursor: object, kind: str) -> int:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise invalid from None
     name, _, number = raw.partition(":")
-    if name != kind or not number.isdigit() or int(number) > _MAX_OFFSET:
+    if name != kind or not number.isascii() or not number.isdigit():
         raise invalid
-    return int(number)
+    offset = int(number)
+    # Only the spelling ``encode`` writes: "tools:007", padding or other base64 variants
+    # of the same offset are refused, so equal pages have one cursor (and one memo key).
+    if offset > _MAX_OFFSET or encode(kind, offset) != cursor:
+        raise invalid
+    return offset
 
 
 def page(items: Sequence[T], cursor: object, *, kind: str, size: int) -> tuple[list[T], str | None]:

@@ -113,7 +113,7 @@ class Server:
             if method.memo_key is None:
                 return Reply(200, result_response(message.id, answer()))
             key = ("mcp-result", message.method, revision.version, method.memo_key(call, params))
-            encoded = memo.memoized(key, lambda: EncodedJson(dumps(answer())))
+            encoded = memo.memoized(key, lambda: EncodedJson(dumps(answer())), size=len)
             return Reply(200, result_response(message.id, encoded))
         except JsonRpcError as error:
             # Before a revision is known (initialize), handshake-era statuses apply.
