@@ -243,7 +243,9 @@ def _walk(taken: frozenset[str], items: Sequence[_Node]) -> str:
     return _PASSED
 
 
-@lru_cache(maxsize=256)  # distinct declared patterns: a few per operation
+# Declared patterns only (a few per operation), never request input: 256 entries of a
+# pattern and a short sentence, some tens of kB at most.
+@lru_cache(maxsize=256)
 def backtracking_risk(pattern: str) -> str | None:
     """Why ``pattern`` may take super-linear time in a backtracking engine, or None."""
     try:

@@ -68,6 +68,7 @@ def _tool_set(profile: Profile) -> ToolSet:
     return FormsTools() if profile.tools is ToolSetKind.FORMS else CatalogTools()
 
 
+# Keyed by the profiles the URLconf mounts (a handful, from code): one small object each.
 @cache
 def server_for(profile: Profile) -> Server:
     """One server per profile and process; it keeps no per-request state."""
