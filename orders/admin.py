@@ -1,9 +1,21 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 
-from affordances.admin import ANY_STATE, AffordanceAdminMixin
+from affordances.admin import ANY_STATE, AffordanceAdminMixin, MalformedRequestRefusalMixin
 from orders.models import Order
+
+# The demo project's users: Django's UserAdmin, refusing control characters like every
+# other admin of the project (its search also answers the site's autocomplete, e.g. for
+# an order's customer, and a NUL would reach PostgreSQL as a DataError).
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class ProjectUserAdmin(MalformedRequestRefusalMixin, UserAdmin):  # type: ignore[type-arg]
+    pass
 
 
 @admin.register(Order)

@@ -846,3 +846,16 @@ def test_after_any_operations_and_admin_edits_the_budget_and_approvals_hold(
             transaction.set_rollback(True)
 
     sequence()
+
+
+def test_the_sites_autocomplete_refuses_control_characters(demo):
+    # Django's autocomplete searches through the remote model's admin (here the users'):
+    # a NUL in the term was a DataError on PostgreSQL.
+    from django.test import Client
+
+    client = Client(raise_request_exception=False)
+    client.force_login(demo.users["admin"])
+    query = "app_label=orders&model_name=order&field_name=customer&term="
+    assert client.get(f"/admin/autocomplete/?{query}%00").status_code == 400
+    assert client.get(f"/admin/autocomplete/?{query}a%00b").status_code == 400
+    assert client.get("/admin/auth/user/?q=%00").status_code == 400
