@@ -6,6 +6,7 @@ Unknown keys are rejected: a typo must not silently fall back to a default.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,13 @@ MODEL_DEFAULTS: dict[str, Any] = {
     "BASENAME": None,
     # Resource name used in operation names (cancel_{resource}); default: model name.
     "RESOURCE": None,
+    # The plural in list_{plural}; default: the model's verbose_name_plural as an
+    # identifier ("companies") when its verbose_name spells RESOURCE, else RESOURCE + "s".
+    "PLURAL": None,
+    # The nouns of generated prose ("Get purchase request", "List purchase requests");
+    # default: the model's verbose_name / verbose_name_plural.
+    "VERBOSE_NAME": None,
+    "VERBOSE_NAME_PLURAL": None,
     # Integer field holding the version, bumped by every transition.
     "VERSION_FIELD": "version",
     # Dotted path of a django-filter FilterSet whose filters become list_* arguments.
@@ -81,6 +89,9 @@ class ModelOptions:
     ordering: tuple[str, ...] = ("pk",)
     page_size: int | None = None
     max_page_size: int | None = None
+    plural: str | None = None
+    verbose_name: str | None = None
+    verbose_name_plural: str | None = None
 
 
 class AffordancesSettings:
@@ -158,6 +169,11 @@ class AffordancesSettings:
                     basename=merged["BASENAME"],
                     resource=merged["RESOURCE"],
                     version_field=merged["VERSION_FIELD"],
+                    plural=_identifier(label, "PLURAL", merged["PLURAL"]),
+                    verbose_name=_text(label, "VERBOSE_NAME", merged["VERBOSE_NAME"]),
+                    verbose_name_plural=_text(
+                        label, "VERBOSE_NAME_PLURAL", merged["VERBOSE_NAME_PLURAL"]
+                    ),
                     filterset=merged["FILTERSET"],
                     ordering=_ordering(label, merged["ORDERING"]),
                     page_size=_positive(label, "PAGE_SIZE", merged["PAGE_SIZE"]),
@@ -175,6 +191,29 @@ def _ordering(label: str, value: Any) -> tuple[str, ...]:
             f"AFFORDANCES['MODELS'][{label!r}]['ORDERING'] must be field names."
         )
     return tuple(value)
+
+
+# What an operation name may hold: MCP tool names are [A-Za-z0-9_.-], 1 to 64 characters.
+IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+def _identifier(label: str, key: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or IDENTIFIER.fullmatch(value) is None:
+        raise ImproperlyConfigured(
+            f"AFFORDANCES['MODELS'][{label!r}][{key!r}] must be a lower-case identifier "
+            "(a letter, then letters, digits or _; at most 40)."
+        )
+    return value
+
+
+def _text(label: str, key: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ImproperlyConfigured(f"AFFORDANCES['MODELS'][{label!r}][{key!r}] must be a text.")
+    return value
 
 
 def _positive(label: str, key: str, value: Any) -> int | None:

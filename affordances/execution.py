@@ -116,8 +116,7 @@ def perform(
     """Run ``operation`` on object ``pk`` for ``user``; raise :class:`Problem` if refused."""
     if not operation.is_transition:
         raise Problem.not_found()
-    if via not in Interface.values:
-        raise ValueError(f"via must be one of {Interface.values}")
+    _check_via(via)
     resource = operation.resource
     if not isinstance(arguments, Mapping):
         raise Problem.malformed("The arguments must be a JSON object.")
@@ -255,8 +254,7 @@ def perform_create(
     with an empty source state is written, all in one transaction.
     """
     may_create(operation, user)
-    if via not in Interface.values:
-        raise ValueError(f"via must be one of {Interface.values}")
+    _check_via(via)
     if not isinstance(arguments, Mapping):
         raise Problem.malformed("The arguments must be a JSON object.")
     arguments = dict(arguments)
@@ -426,6 +424,20 @@ def _record(
     )
 
 
+# The face a run comes from, as its audit record says it: the library's own ("api", "mcp",
+# "admin") or a project's own face's short name (a lower-case identifier, at most the
+# 8 characters of ``AuditRecord.via``).
+_VIA = re.compile(r"[a-z][a-z0-9_-]{0,7}")
+
+
+def _check_via(via: Any) -> None:
+    if not isinstance(via, str) or _VIA.fullmatch(via) is None:
+        raise ValueError(
+            f"via must be {', '.join(Interface.values)} or a face's own short name "
+            "(a lower-case identifier of at most 8 characters)."
+        )
+
+
 def visible_locked(resource: Resource, user: Any, pks: Iterable[Any]) -> list[models.Model]:
     """The objects among ``pks`` that ``user`` may see, their rows locked until the
     surrounding transaction ends (a face's own write, such as the admin's delete, decides
@@ -452,8 +464,7 @@ def perform_edit(
     depend on a field only in some states); a change to any other is refused. With
     nothing really changed, nothing is written. Returns the saved object.
     """
-    if via not in Interface.values:
-        raise ValueError(f"via must be one of {Interface.values}")
+    _check_via(via)
     forbidden = {resource.version_field, *(field.name for field in resource.fsm_fields)}
     if forbidden & set(changes):
         raise Problem.validation(

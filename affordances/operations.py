@@ -179,14 +179,14 @@ def _transition_input_schema(resource: Resource, spec: OperationSpec) -> dict[st
     properties = {
         resource.id_argument: {
             **_id_schema(resource),
-            "description": f"The id of the {resource.name}.",
+            "description": f"The id of the {resource.verbose_name}.",
         },
         **dict(arguments.get("properties", {})),
         "expectedVersion": {
             "type": "integer",
             "minimum": 1,
             "description": (
-                f"The {resource.name}'s version you acted on (its validForVersion); "
+                f"The {resource.verbose_name}'s version you acted on (its validForVersion); "
                 "a stale version is refused with stale_version."
             ),
         },
@@ -249,7 +249,9 @@ def _list_input_schema(resource: Resource) -> dict[str, Any]:
             else:
                 properties[name] = {"type": "string"}
             label = filter_.label or name.replace("_", " ")
-            properties[name]["description"] = f"Only {resource.plural} whose {label} is this."
+            properties[name]["description"] = (
+                f"Only {resource.verbose_name_plural} whose {label} is this."
+            )
     properties["page"] = {"type": "integer", "minimum": 1, "description": "Page number, from 1."}
     properties["pageSize"] = {
         "type": "integer",
@@ -279,9 +281,10 @@ def _read_operations(resource: Resource) -> list[Operation]:
     get = Operation(
         name=f"get_{resource.name}",
         version=1,
-        title=f"Get {resource.name}",
+        title=f"Get {resource.verbose_name}",
         description=(
-            f"Read one {resource.name} you may see, with the operations that apply to it now "
+            f"Read one {resource.verbose_name} you may see, with the operations that apply to "
+            f"it now "
             f"(`affordances`, each with its target, bound arguments, constraints and "
             f"`validForVersion`) and, for operations you may use, why the others do not "
             f"(`unavailableAffordances`). Read before you act; unknown or hidden ids are "
@@ -296,7 +299,7 @@ def _read_operations(resource: Resource) -> list[Operation]:
             "properties": {
                 resource.id_argument: {
                     **_id_schema(resource),
-                    "description": f"The id of the {resource.name}.",
+                    "description": f"The id of the {resource.verbose_name}.",
                 }
             },
             "required": [resource.id_argument],
@@ -308,9 +311,9 @@ def _read_operations(resource: Resource) -> list[Operation]:
     list_ = Operation(
         name=f"list_{resource.plural}",
         version=1,
-        title=f"List {resource.plural}",
+        title=f"List {resource.verbose_name_plural}",
         description=(
-            f"List the {resource.plural} you may see, {_order_phrase(resource)}, "
+            f"List the {resource.verbose_name_plural} you may see, {_order_phrase(resource)}, "
             f"{resource.page_size} per page, each with its current affordances. "
             + ("Use the filters to narrow the list and " if resource.filterset_class else "Use ")
             + "`page` to move through it."

@@ -10,15 +10,27 @@ from typing import Any
 from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 from django.db import models
+from django.utils import translation
 from django.utils.module_loading import import_string
 from django_fsm import FSMFieldMixin
 
-from affordances.conf import ModelOptions, settings
+from affordances.conf import IDENTIFIER, ModelOptions, settings
 from affordances.problems import Problem
 
 __all__ = ["Resource", "camel", "registered_resources"]
 
 _MAX_BIGINT = 2**63 - 1
+
+
+def _untranslated(text: Any) -> str:
+    """A model's verbose name as written in code: the catalog is the same in every
+    language (a lazy translation would follow the request's)."""
+    with translation.override(None):
+        return str(text)
+
+
+def _identifier(text: str) -> str:
+    return "_".join(text.lower().split())
 
 
 def camel(snake: str) -> str:
@@ -39,7 +51,27 @@ class Resource:
 
     @cached_property
     def plural(self) -> str:
+        """The plural identifier of ``list_{plural}``: the registration's ``PLURAL``; else
+        the model's ``verbose_name_plural`` as an identifier when its ``verbose_name``
+        spells the resource name (``Company`` → ``companies``); else the name and "s"."""
+        if self.options.plural:
+            return self.options.plural
+        singular = _identifier(_untranslated(self.model._meta.verbose_name))
+        plural = _identifier(_untranslated(self.model._meta.verbose_name_plural))
+        if singular == self.name and plural and IDENTIFIER.fullmatch(plural):
+            return plural
         return f"{self.name}s"
+
+    @cached_property
+    def verbose_name(self) -> str:
+        """The noun of generated prose: "purchase request" (never "purchase_request")."""
+        return self.options.verbose_name or _untranslated(self.model._meta.verbose_name)
+
+    @cached_property
+    def verbose_name_plural(self) -> str:
+        return self.options.verbose_name_plural or _untranslated(
+            self.model._meta.verbose_name_plural
+        )
 
     @cached_property
     def basename(self) -> str:
@@ -86,7 +118,9 @@ class Resource:
 
     @cached_property
     def edit_urn(self) -> str:
-        return f"urn:{settings.NAMESPACE}:edit:{self.name}"
+        """Spelled as operation URNs are: the edit is an operation outside the catalog."""
+        slug = self.edit_name.replace("_", "-")
+        return f"urn:{settings.NAMESPACE}:operation:{slug}:v1"
 
     @cached_property
     def ordering(self) -> tuple[str, ...]:

@@ -89,7 +89,7 @@ class Context:
         )
         return jsonable(serializer.data)
 
-    def visible(self, resource: Resource, pk: Any) -> models.Model:
+    def find(self, resource: Resource, pk: Any) -> models.Model:
         """The object ``pk`` if this caller may see it; hidden and missing look the same."""
         return reads.find(resource, self.user, pk)
 

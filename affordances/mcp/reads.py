@@ -27,7 +27,7 @@ def read(ctx: Context, operation: Operation, arguments: dict[str, Any]) -> dict[
     """The body of a read tool whose arguments passed its schema; raises Problem."""
     resource = operation.resource
     if is_item_read(operation):
-        return ctx.represent(ctx.visible(resource, arguments[resource.id_argument]))
+        return ctx.represent(ctx.find(resource, arguments[resource.id_argument]))
     return _page(ctx, resource, arguments)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.urls import NoReverseMatch, Resolver404, resolve, reverse
+from django.utils.text import capfirst
 
 from affordances import reads
 from affordances.catalog import get_catalog
@@ -41,7 +42,7 @@ def _detail_url(ctx: Context, resource: Resource, pk: Any) -> str | None:
 
 
 def _label(resource: Resource, pk: Any) -> dict[str, str]:
-    return {"name": f"{resource.name}-{pk}", "title": f"{resource.name.capitalize()} #{pk}"}
+    return {"name": f"{resource.name}-{pk}", "title": f"{capfirst(resource.verbose_name)} #{pk}"}
 
 
 def link(resource: Resource, representation: dict[str, Any]) -> dict[str, Any] | None:
@@ -63,10 +64,11 @@ def list_templates(ctx: Context) -> list[dict[str, Any]]:
             {
                 "uriTemplate": url.replace(_PK, f"{{{resource.id_argument}}}"),
                 "name": resource.name,
-                "title": resource.name.capitalize(),
+                "title": capfirst(resource.verbose_name),
                 "description": (
-                    f"One {resource.name} you may see, with the operations that apply to it "
-                    f"now (`affordances`) and why others do not (`unavailableAffordances`)."
+                    f"One {resource.verbose_name} you may see, with the operations that apply "
+                    f"to it now (`affordances`) and why others do not "
+                    f"(`unavailableAffordances`)."
                 ),
                 "mimeType": MIME_TYPE,
             }
@@ -124,7 +126,7 @@ def read_resource(ctx: Context, uri: Any) -> dict[str, Any]:
         # Only our own URLs: another host's /api/orders/1/ is not this server's resource.
         if _detail_url(ctx, resource, pk) == uri:
             try:
-                representation = ctx.represent(ctx.visible(resource, pk))
+                representation = ctx.represent(ctx.find(resource, pk))
             except Problem:
                 representation = None
     if representation is None:

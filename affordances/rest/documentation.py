@@ -36,8 +36,8 @@ def _filter_parameters(resource: Resource) -> list[OpenApiParameter]:
                 OpenApiTypes.STR,
                 # Empty is "any" (django-filter; the browsable API's filter form sends it).
                 enum=[*(str(value) for value, _ in choices), ""] if choices else None,
-                description=f"Only {resource.plural} whose {filter_.label or name} is this "
-                "(empty: any).",
+                description=f"Only {resource.verbose_name_plural} whose "
+                f"{filter_.label or name} is this (empty: any).",
             )
         )
     return parameters

@@ -83,9 +83,9 @@ class AutoSchema(SpectacularAutoSchema):
         resource = _resource_of(self.view)
         action = getattr(self.view, "action", None)
         if resource is not None and action == "list":
-            return f"List {resource.plural}"
+            return f"List {resource.verbose_name_plural}"
         if resource is not None and action == "retrieve":
-            return f"Get one {resource.name}"
+            return f"Get one {resource.verbose_name}"
         # Any other view: its operation id, read as words ("token_refresh_create").
         return str(self.get_operation_id()).replace("_", " ").capitalize()
 
