@@ -16,9 +16,24 @@ from affordances.schemas import ConstraintWidens, SchemaError, assert_narrows
 MIN_DESCRIPTION_LENGTH = 40
 
 
+# One check id per setting (MODELS and the dict itself are E001's).
+SETTING_CHECKS = {
+    "NAMESPACE": "affordances.E019",
+    "IDEMPOTENCY_TTL": "affordances.E020",
+    "MCP_ALLOWED_ORIGINS": "affordances.E021",
+    "MCP_AUTHENTICATION_CLASSES": "affordances.E022",
+    "PAGE_SIZE": "affordances.E023",
+    "MAX_PAGE_SIZE": "affordances.E024",
+    "LOCK_TIMEOUT": "affordances.E018",
+    "REQUEST_TIMEOUT": "affordances.E018",
+    "OPENAPI_MEMO": "affordances.E025",
+}
+
+
 @checks.register()
-def check_timeouts(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """``LOCK_TIMEOUT`` and ``REQUEST_TIMEOUT`` are read per request: refuse them at start-up."""
+def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Every ``AFFORDANCES`` setting, read through its typed property: a bad value is an
+    error at start-up (with the setting's own id), not an exception at the first request."""
     from affordances.conf import settings
 
     messages: list[checks.CheckMessage] = []
@@ -26,11 +41,11 @@ def check_timeouts(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         settings._raw()
     except ImproperlyConfigured:  # an unknown or malformed AFFORDANCES is E001's
         return messages
-    for name in ("LOCK_TIMEOUT", "REQUEST_TIMEOUT"):
+    for name, check_id in SETTING_CHECKS.items():
         try:
-            settings.seconds(name)
+            getattr(settings, name)
         except ImproperlyConfigured as exc:
-            messages.append(checks.Error(str(exc), id="affordances.E018"))
+            messages.append(checks.Error(str(exc), id=check_id))
     return messages
 
 

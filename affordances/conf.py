@@ -107,10 +107,75 @@ class AffordancesSettings:
             )
         return raw
 
-    def __getattr__(self, name: str) -> Any:
-        if name not in DEFAULTS:
-            raise AttributeError(name)
+    def _get(self, name: str) -> Any:
         return self._raw().get(name, DEFAULTS[name])
+
+    # One typed property per setting, each validating what it returns (a bad value is
+    # ImproperlyConfigured here, and an error of its own system check at start-up:
+    # SETTING_CHECKS in affordances.checks).
+
+    @property
+    def NAMESPACE(self) -> str:
+        value = self._get("NAMESPACE")
+        if not isinstance(value, str) or _NAMESPACE.fullmatch(value) is None:
+            raise ImproperlyConfigured(
+                "AFFORDANCES['NAMESPACE'] must be a URN namespace: a letter or digit, then "
+                "up to 31 letters, digits or hyphens."
+            )
+        return value
+
+    @property
+    def IDEMPOTENCY_TTL(self) -> int:
+        return _positive_setting("IDEMPOTENCY_TTL", self._get("IDEMPOTENCY_TTL"))
+
+    @property
+    def MCP_ALLOWED_ORIGINS(self) -> tuple[str, ...]:
+        value = self._get("MCP_ALLOWED_ORIGINS")
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(origin, str) and _ORIGIN.fullmatch(origin) for origin in value
+        ):
+            raise ImproperlyConfigured(
+                "AFFORDANCES['MCP_ALLOWED_ORIGINS'] must be a list of origins such as "
+                "'https://app.example.com' or 'http://localhost:5173'."
+            )
+        return tuple(value)
+
+    @property
+    def MCP_AUTHENTICATION_CLASSES(self) -> tuple[str | type, ...] | None:
+        value = self._get("MCP_AUTHENTICATION_CLASSES")
+        if value is None:
+            return None
+        if not isinstance(value, list | tuple) or not all(
+            (isinstance(path, str) and path) or isinstance(path, type) for path in value
+        ):
+            raise ImproperlyConfigured(
+                "AFFORDANCES['MCP_AUTHENTICATION_CLASSES'] must be a list of dotted paths "
+                "of DRF authentication classes, or None."
+            )
+        return tuple(value)
+
+    @property
+    def PAGE_SIZE(self) -> int:
+        return _positive_setting("PAGE_SIZE", self._get("PAGE_SIZE"))
+
+    @property
+    def MAX_PAGE_SIZE(self) -> int:
+        return _positive_setting("MAX_PAGE_SIZE", self._get("MAX_PAGE_SIZE"))
+
+    @property
+    def LOCK_TIMEOUT(self) -> float | None:
+        return self.seconds("LOCK_TIMEOUT")
+
+    @property
+    def REQUEST_TIMEOUT(self) -> float | None:
+        return self.seconds("REQUEST_TIMEOUT")
+
+    @property
+    def OPENAPI_MEMO(self) -> bool:
+        value = self._get("OPENAPI_MEMO")
+        if not isinstance(value, bool):
+            raise ImproperlyConfigured("AFFORDANCES['OPENAPI_MEMO'] must be True or False.")
+        return value
 
     @property
     def lock_timeout_ms(self) -> int | None:
@@ -195,6 +260,16 @@ def _ordering(label: str, value: Any) -> tuple[str, ...]:
 
 # What an operation name may hold: MCP tool names are [A-Za-z0-9_.-], 1 to 64 characters.
 IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,39}")
+
+
+_NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}")
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/?#\s]+")
+
+
+def _positive_setting(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ImproperlyConfigured(f"AFFORDANCES[{name!r}] must be a positive integer.")
+    return value
 
 
 def _identifier(label: str, key: str, value: Any) -> str | None:

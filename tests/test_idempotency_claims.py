@@ -20,7 +20,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from affordances import execution, idempotency
-from affordances.checks import check_timeouts
+from affordances.checks import check_settings
 from affordances.conf import MAX_SECONDS, settings
 from affordances.models import AuditRecord, IdempotencyRecord
 from affordances.problems import Problem
@@ -158,11 +158,11 @@ def test_a_refusal_releases_only_its_own_claim(demo: Demo) -> None:
 
 
 def test_the_demo_timeouts_pass_the_check() -> None:
-    assert check_timeouts() == []
+    assert check_settings() == []
     with _affordances(REQUEST_TIMEOUT=None, LOCK_TIMEOUT=None):
-        assert check_timeouts() == []
+        assert check_settings() == []
     with _affordances(REQUEST_TIMEOUT=0.5, LOCK_TIMEOUT=MAX_SECONDS):
-        assert check_timeouts() == []
+        assert check_settings() == []
 
 
 @pytest.mark.parametrize("name", ["REQUEST_TIMEOUT", "LOCK_TIMEOUT"])
@@ -171,7 +171,7 @@ def test_the_demo_timeouts_pass_the_check() -> None:
 )
 def test_a_malformed_timeout_is_e018(name: str, value: Any) -> None:
     with _affordances(**{name: value}):
-        messages = check_timeouts()
+        messages = check_settings()
 
     assert [m.id for m in messages] == ["affordances.E018"]
     assert isinstance(messages[0], checks.Error)
@@ -187,4 +187,4 @@ def test_the_timeout_check_is_registered_with_django() -> None:
 
 def test_an_unknown_setting_is_left_to_e001() -> None:
     with _affordances(REQUEST_TIMEOT=30):
-        assert check_timeouts() == []
+        assert check_settings() == []

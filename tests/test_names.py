@@ -162,3 +162,47 @@ def test_every_model_option_the_readme_names_exists():
     section = section[: section.index("\n####")]
     named = set(re.findall(r"^- `([A-Z_]+)`", section, flags=re.MULTILINE))
     assert named and named <= set(MODEL_DEFAULTS), named - set(MODEL_DEFAULTS)
+
+
+# --- typed settings, one check each ---------------------------------------------------
+
+BAD_VALUES = {
+    "NAMESPACE": ["", "has space", "a:b", 3, "x" * 40],
+    "IDEMPOTENCY_TTL": [0, -1, "86400", 1.5, True],
+    "MCP_ALLOWED_ORIGINS": ["https://a.example", ["a.example"], [3], ["https://a/b"]],
+    "MCP_AUTHENTICATION_CLASSES": ["x.Y", [""], [3]],
+    "PAGE_SIZE": ["fifty", 0, None, 2.5],
+    "MAX_PAGE_SIZE": ["200", -5],
+    "LOCK_TIMEOUT": [0, "5", float("inf"), float("nan"), 10**9],
+    "REQUEST_TIMEOUT": [-1, "30", True],
+    "OPENAPI_MEMO": ["yes", 1, None],
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [(name, value) for name, values in BAD_VALUES.items() for value in values]
+)
+def test_a_bad_setting_is_its_own_check_error(settings, name, value):
+    from django.conf import settings as django_settings
+
+    from affordances.checks import SETTING_CHECKS, check_settings
+
+    settings.AFFORDANCES = {**django_settings.AFFORDANCES, name: value}
+    messages = check_settings()
+    assert [message.id for message in messages] == [SETTING_CHECKS[name]], messages
+    assert name in messages[0].msg
+
+
+def test_every_setting_has_a_check_and_a_typed_property():
+    from affordances.checks import SETTING_CHECKS
+    from affordances.conf import AffordancesSettings
+
+    assert set(SETTING_CHECKS) == set(DEFAULTS) - {"MODELS"}
+    for name in SETTING_CHECKS:
+        assert isinstance(getattr(AffordancesSettings, name), property), name
+
+
+def test_the_demo_settings_pass_every_check():
+    from affordances.checks import check_settings
+
+    assert check_settings() == []
