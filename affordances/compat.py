@@ -39,7 +39,7 @@ def _auto_schema(direction: str) -> Any:
 
 
 def map_serializer(
-    serializer: serializers.Serializer, direction: str
+    serializer: serializers.Serializer[Any], direction: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(schema, components): spectacular's OpenAPI mapping of one serializer."""
     auto = _auto_schema(direction)

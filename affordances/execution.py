@@ -475,7 +475,7 @@ def perform_edit(
         )
     pk = resource.parse_pk(pk)
     with _run_transaction():
-        instance = _locked(reads.visible(resource, user)).filter(pk=pk).first()
+        instance: models.Model | None = _locked(reads.visible(resource, user)).filter(pk=pk).first()
         if instance is None:
             raise Problem.not_found()
         changed = sorted(

@@ -78,9 +78,9 @@ def _in_class(items: Sequence[_Node], char: str) -> bool:
 def _one_char(op: Any, arg: Any, char: str) -> bool | None:
     """Whether a one-character item matches ``char``; None for anything longer."""
     if op is _C.LITERAL:
-        return ord(char) == arg
+        return bool(ord(char) == arg)
     if op is _C.NOT_LITERAL:
-        return ord(char) != arg
+        return bool(ord(char) != arg)
     if op is _C.ANY:
         return char != "\n"
     if op is _C.IN:

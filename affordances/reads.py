@@ -44,9 +44,9 @@ def visible(resource: Resource, user: Any) -> models.QuerySet[Any]:
     return resource.scoped(user).order_by(*resource.ordering)
 
 
-def find(resource: Resource, user: Any, pk: Any) -> Any:
+def find(resource: Resource, user: Any, pk: Any) -> models.Model:
     """The object ``pk`` if ``user`` may see it; hidden and missing are both not_found."""
-    instance = visible(resource, user).filter(pk=resource.parse_pk(pk)).first()
+    instance: models.Model | None = visible(resource, user).filter(pk=resource.parse_pk(pk)).first()
     if instance is None:
         raise Problem.not_found()
     return instance
@@ -67,7 +67,8 @@ def filtered(
                 for name, messages in filterset.errors.items()
             }
         )
-    return filterset.qs
+    narrowed: models.QuerySet[Any] = filterset.qs
+    return narrowed
 
 
 # Plain ASCII digits only: int() alone would also read "0_2", "+2", " 2" and the digits

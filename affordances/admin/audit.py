@@ -8,7 +8,7 @@ from affordances.models import AuditRecord
 
 
 @admin.register(AuditRecord)
-class AuditRecordAdmin(MalformedRequestRefusalMixin, admin.ModelAdmin):
+class AuditRecordAdmin(MalformedRequestRefusalMixin, admin.ModelAdmin):  # type: ignore[type-arg]
     """The audit log is evidence: readable, never editable."""
 
     list_display = [

@@ -36,7 +36,8 @@ def _svg(edges: list[tuple[str, str, str]]) -> str | None:
     graph = graphviz.Digraph(graph_attr={"rankdir": "LR"}, node_attr={"shape": "box"})
     for source, title, target in edges:
         graph.edge(source, target, label=title)
-    return graph.pipe(format="svg").decode()
+    svg: bytes = graph.pipe(format="svg")
+    return svg.decode()
 
 
 def state_diagram(resource: Resource, field: FSMFieldMixin, user: Any) -> dict[str, Any]:

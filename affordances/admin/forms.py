@@ -58,7 +58,7 @@ def _form_field(item: InputField) -> forms.Field:
 
 
 def operation_form_class(
-    input_serializer: type[serializers.Serializer] | None,
+    input_serializer: type[serializers.Serializer[Any]] | None,
     constraints: dict[str, Any],
     *,
     versioned: bool = True,

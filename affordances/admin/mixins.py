@@ -191,7 +191,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
         obj = self.get_object(request, object_id)  # type: ignore[attr-defined]
         if obj is not None:
             extra_context.update(self._panel_context(request, obj))
-        return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc]
+        return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc, no-any-return]
 
     def _panel_context(self, request: HttpRequest, obj: Model) -> dict[str, Any]:
         available, unavailable = [], []
@@ -237,7 +237,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
         if copy and not allowed:
             raise PermissionDenied
         try:
-            return super().changeform_view(  # type: ignore[misc]
+            return super().changeform_view(  # type: ignore[misc, no-any-return]
                 request, object_id, form_url, extra_context
             )
         except Problem as problem:  # from save_model, after the transaction rolled back
@@ -314,7 +314,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
             context.update(
                 show_save=False, show_save_and_continue=False, show_save_and_add_another=False
             )
-        return super().render_change_form(  # type: ignore[misc]
+        return super().render_change_form(  # type: ignore[misc, no-any-return]
             request, context, add, change, form_url, obj
         )
 
@@ -334,7 +334,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
     ) -> HttpResponse:
         operation = self._create_operation()
         if operation is None:
-            return super().add_view(request, form_url, extra_context)  # type: ignore[misc]
+            return super().add_view(request, form_url, extra_context)  # type: ignore[misc, no-any-return]
         try:
             may_create(operation, request.user)
         except Problem:

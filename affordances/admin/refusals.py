@@ -80,14 +80,14 @@ class MalformedRequestRefusalMixin:
     ) -> tuple[QuerySet[Any], bool]:
         if has_control_characters([search_term]):
             raise BadRequest("Control characters are not allowed in a search.")
-        return super().get_search_results(request, queryset, search_term)  # type: ignore[misc]
+        return super().get_search_results(request, queryset, search_term)  # type: ignore[misc, no-any-return]
 
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         if request.method == "POST":
             self._refuse_malformed_selection(request)
-        return super().changelist_view(request, extra_context)  # type: ignore[misc]
+        return super().changelist_view(request, extra_context)  # type: ignore[misc, no-any-return]
 
     def _refuse_malformed_selection(self, request: HttpRequest) -> None:
         selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)

@@ -72,14 +72,16 @@ class Context:
                     "affordances": Shape.FULL,
                 }
             context = self._full_context
-        return jsonable(serializer_class(instance, context=context).data)
+        data: dict[str, Any] = jsonable(serializer_class(instance, context=context).data)
+        return data
 
     def represent_full(self, instance: models.Model) -> dict[str, Any]:
         return self.represent(instance, full=True)
 
     def shaped(self, body: dict[str, Any]) -> dict[str, Any]:
         """A stored (full) body as this profile answers it."""
-        return shaped(body, self.shape)
+        result: dict[str, Any] = shaped(body, self.shape)
+        return result
 
     def represent_many(self, resource: Resource, instances: Any) -> list[dict[str, Any]]:
         if resource.serializer_class is None:
@@ -87,7 +89,8 @@ class Context:
         serializer = resource.serializer_class(
             instances, many=True, context=self.serializer_context
         )
-        return jsonable(serializer.data)
+        items: list[dict[str, Any]] = jsonable(serializer.data)
+        return items
 
     def find(self, resource: Resource, pk: Any) -> models.Model:
         """The object ``pk`` if this caller may see it; hidden and missing look the same."""

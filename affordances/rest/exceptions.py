@@ -222,7 +222,7 @@ class ProblemResponsesMixin:
         if refusal is not None:
             return refusal
         try:
-            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
+            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc, no-any-return]
         except HiddenRoute:
             # The caller is authenticated (else refused above): what a made-up URL under
             # the app's views answers them.
@@ -293,7 +293,8 @@ def _refusal_above(func: Any, request: HttpRequest) -> HttpResponse | None:
     view: Any = cls(**getattr(func, "initkwargs", {}))
     view.action_map = {}  # a viewset: no action matches an unmatched URL
     view.format_kwarg = None
-    return view.refuse_unauthenticated(request)
+    refused: HttpResponse | None = view.refuse_unauthenticated(request)
+    return refused
 
 
 def _not_found() -> HttpResponse:

@@ -52,7 +52,7 @@ class SchemaView(SpectacularAPIView):
         lang = request.query_params.get("lang")
         known = django_settings.USE_I18N and lang in dict(django_settings.LANGUAGES)
         self.language = lang if known else translation.get_language()
-        return super().get(request, *args, **kwargs)
+        return super().get(request, *args, **kwargs)  # type: ignore[no-any-return, no-untyped-call]
 
     def _get_version_parameter(self, request: Request) -> str | None:
         # ``?version=`` names one of the project's versions (REST_FRAMEWORK's
@@ -65,7 +65,7 @@ class SchemaView(SpectacularAPIView):
 
     def _get_filename(self, request: Request, version: Any) -> str:
         # A header value: nothing that could end the quoted string or the header line.
-        name = super()._get_filename(request, version)
+        name = super()._get_filename(request, version)  # type: ignore[no-untyped-call]
         return "".join(char for char in name if char.isprintable() and char not in '"\\')
 
     def _get_schema_response(self, request: Request) -> Response:
@@ -91,7 +91,7 @@ class SchemaView(SpectacularAPIView):
             generator = self.generator_class(
                 urlconf=self.urlconf, api_version=version, patterns=self.patterns
             )
-            schema = generator.get_schema(request=request, public=self.serve_public)
+            schema = generator.get_schema(request=request, public=self.serve_public)  # type: ignore[no-untyped-call]
             encoded = canonical_json(schema).encode()
             digest = hashlib.sha256(encoded).hexdigest()
             return schema, f'"{digest[:32]}"', len(encoded) * memo.PARSED_JSON_FACTOR

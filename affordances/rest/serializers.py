@@ -145,7 +145,7 @@ class AffordancesMixin:
     context: dict[str, Any]
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
-        data = super().to_representation(instance)  # type: ignore[misc]
+        data: dict[str, Any] = super().to_representation(instance)  # type: ignore[misc]
         state = self.context.get("_affordances")
         if state is None or state[0] is not type(instance):
             state = self.context["_affordances"] = self._per_request(type(instance))

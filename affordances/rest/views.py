@@ -39,7 +39,7 @@ def if_none_match(header: str, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
-class ProblemSerializer(serializers.Serializer):
+class ProblemSerializer(serializers.Serializer):  # type: ignore[type-arg]
     type = serializers.CharField()
     title = serializers.CharField()
     status = serializers.IntegerField()

@@ -156,7 +156,7 @@ class ResourceMixin(ProblemResponsesMixin):
         self.check_object_permissions(self.request, instance)  # type: ignore[attr-defined]
         return instance
 
-    def offered_input(self, method: str) -> serializers.Serializer | None:
+    def offered_input(self, method: str) -> serializers.Serializer[Any] | None:
         """What ``method`` on this route takes from this request's caller, narrowed by the
         constraints that apply now; None: nothing to offer. OPTIONS and the browsable API
         describe this and nothing else (see the create and transition mixins)."""
@@ -168,7 +168,10 @@ class ResourceMixin(ProblemResponsesMixin):
         # With its affordances whatever ?affordances says: this is also the body an
         # idempotent replay answers, on any face (each face shapes it, see _answer).
         context = {**self.get_serializer_context(), "affordances": True}  # type: ignore[attr-defined]
-        return jsonable(self._representation_class()(instance, context=context).data)
+        data: dict[str, Any] = jsonable(
+            self._representation_class()(instance, context=context).data
+        )
+        return data
 
     def finalize_response(
         self, request: Request, response: Response, *args: Any, **kwargs: Any
@@ -282,9 +285,9 @@ class CreateResourceMixin:
             return operation.input_serializer or NoArguments
         return super().get_serializer_class()  # type: ignore[misc]
 
-    def offered_input(self, method: str) -> serializers.Serializer | None:
+    def offered_input(self, method: str) -> serializers.Serializer[Any] | None:
         if not self._on_collection():
-            return super().offered_input(method)  # type: ignore[misc]
+            return super().offered_input(method)  # type: ignore[misc, no-any-return]
         if method != "POST":
             return None
         return forms.offered_input(self._create_operation(), None, _caller(self.request))
@@ -334,7 +337,7 @@ class TransitionActionsMixin:
     @classmethod
     def get_extra_actions(cls) -> list[Any]:
         cls._install_transition_actions()
-        return super().get_extra_actions()  # type: ignore[misc]
+        return super().get_extra_actions()  # type: ignore[misc, no-any-return]
 
     @classmethod
     def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
@@ -378,10 +381,10 @@ class TransitionActionsMixin:
             return super().get_serializer_class()  # type: ignore[misc]
         return (operation.input_serializer if operation else None) or NoArguments
 
-    def offered_input(self, method: str) -> serializers.Serializer | None:
+    def offered_input(self, method: str) -> serializers.Serializer[Any] | None:
         method_name, operation = self._usable_route_operation()
         if method_name is None:
-            return super().offered_input(method)  # type: ignore[misc]
+            return super().offered_input(method)  # type: ignore[misc, no-any-return]
         if method != "POST" or operation is None:
             return None
         try:
@@ -405,7 +408,7 @@ class TransitionActionsMixin:
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, HiddenRoute):
             raise exc  # no DRF rendering, Allow or Vary (ProblemResponsesMixin answers it)
-        return super().handle_exception(exc)  # type: ignore[misc]
+        return super().handle_exception(exc)  # type: ignore[misc, no-any-return]
 
     def get_extra_action_url_map(self) -> dict[str, str]:
         """The browsable API's "Extra Actions" menu, without the caller's unknown operations."""
@@ -444,7 +447,8 @@ def _make_action(operation: Operation | None, method_name: str, url_path: str) -
     problems = {code: ProblemSerializer for code in (400, 404, 409, 412, 422)}
 
     def handler(self: Any, request: Request, pk: Any = None) -> Response:
-        return self.perform_transition(request, pk, method_name)
+        response: Response = self.perform_transition(request, pk, method_name)
+        return response
 
     # No docstring: DRF shows a view's docstring to anyone who reaches the route, and
     # the operation's prose belongs to those who may know it (catalog, OpenAPI).
@@ -475,7 +479,7 @@ class ResourceViewSet(
     ListResourceMixin,
     RetrieveResourceMixin,
     ResourceMixin,
-    viewsets.GenericViewSet,
+    viewsets.GenericViewSet,  # type: ignore[type-arg]
 ):
     """A registered model on the REST face: list, detail, create and every transition.
 
