@@ -9,47 +9,22 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError as SchemaValidationError
 from rest_framework import serializers
 
 from affordances.operations import Operation
 from affordances.problems import Problem
+from affordances.schemas import DECIMAL_RULE, PLAIN_DECIMAL, SchemaValidator
 
-__all__ = ["NoArguments", "flatten_errors", "schema_errors", "validate_arguments"]
-
-
-def _multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Any:
-    """``multipleOf`` in decimal arithmetic: 0.07 is a multiple of 0.01 (not in floats)."""
-    if not validator.is_type(instance, "number"):
-        return
-    try:
-        remainder = Decimal(str(instance)) % Decimal(str(divisor))
-    except (InvalidOperation, ValueError):
-        remainder = Decimal(1)
-    if remainder != 0:
-        yield SchemaValidationError(f"{instance} is not a multiple of {divisor}")
-
-
-_PATTERN = Draft202012Validator.VALIDATORS["pattern"]
-
-
-def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Any:
-    """``pattern`` only on a string within its schema's ``maxLength``: a longer one is
-    refused by ``maxLength`` already, and need not be searched (lengths before patterns)."""
-    limit = schema.get("maxLength")
-    if isinstance(instance, str) and isinstance(limit, int) and len(instance) > limit:
-        return
-    yield from _PATTERN(validator, pattern, instance, schema)
-
-
-# JSON Schema 2020-12 as the catalog means it: decimals are exact, lengths come first.
-SchemaValidator = validators.extend(
-    Draft202012Validator, {"multipleOf": _multiple_of, "pattern": _pattern}
-)
+__all__ = [
+    "NoArguments",
+    "SchemaValidator",
+    "flatten_errors",
+    "schema_errors",
+    "validate_arguments",
+]
 
 
 def schema_errors(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -72,15 +47,13 @@ def schema_errors(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> di
     return errors
 
 
-class NoArguments(serializers.Serializer):
+class NoArguments(serializers.Serializer):  # type: ignore[type-arg]
     """The input of an operation that takes no arguments besides the object it acts on."""
 
 
-# JSON's own decimal notation, ASCII digits only: Python's Decimal (and so DRF) would also
-# take "1_0", "1e1", Arabic-Indic or full-width digits as 10 (SPEC §6: money is a JSON
-# number or a string such as "12.50").
-_PLAIN_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-_DECIMAL_SPELLING = 'A JSON number, or a plain decimal string such as "12.50".'
+# The decimal rule (``affordances.schemas.PLAIN_DECIMAL``): Python's Decimal (and so DRF)
+# would also take "1_0", "1e1", Arabic-Indic or full-width digits as 10.
+_PLAIN_DECIMAL = re.compile(PLAIN_DECIMAL)
 
 
 def _decimal_spelling_errors(
@@ -93,7 +66,7 @@ def _decimal_spelling_errors(
         value = arguments[name]
         spelled = isinstance(value, str) and _PLAIN_DECIMAL.fullmatch(value) is not None
         if isinstance(value, bool) or (isinstance(value, str) and not spelled):
-            errors[name] = [_DECIMAL_SPELLING]
+            errors[name] = [DECIMAL_RULE]
     return errors
 
 
@@ -136,6 +109,8 @@ _EXPECTED = {
 
 
 def _constraint_message(error: Any) -> str:
+    if error.validator == "anyOf":
+        return _any_of_message(error)
     if error.validator in _EXPECTED:
         return _EXPECTED[error.validator].format(error.validator_value)
     if error.validator == "enum":
@@ -149,6 +124,28 @@ def _constraint_message(error: Any) -> str:
     if error.validator == "const":
         return f"Must be {error.validator_value}."
     return str(error.message)
+
+
+def _any_of_message(error: Any) -> str:
+    """A value none of an input's branches takes (a decimal, a nullable input): what the
+    branch of the value's own type says; for a decimal's string, the decimal rule.
+    Never jsonschema's own message, which repeats the value."""
+    branches = [branch for branch in error.validator_value if isinstance(branch, dict)]
+    types = [branch.get("type") for branch in branches]
+    decimal = "number" in types and "string" in types
+    if decimal and isinstance(error.instance, str):
+        if _PLAIN_DECIMAL.fullmatch(error.instance):
+            # Spelled right, out of the field's digits or bounds: as for the number.
+            number = branches[types.index("number")]
+            for sub in SchemaValidator(number).iter_errors(Decimal(error.instance)):
+                return _constraint_message(sub)
+        return DECIMAL_RULE
+    fitting = [sub for sub in error.context if sub.validator != "type"]
+    if fitting:
+        return _constraint_message(fitting[0])
+    if decimal:
+        return DECIMAL_RULE
+    return "Must be of type " + " or ".join(str(t) for t in types if t) + "."
 
 
 def validate_arguments(

@@ -14,16 +14,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from django.core.signals import setting_changed
-from django.dispatch import receiver
-
-from affordances import memo
-from affordances.declarations import enabling_settings
+from affordances import registry
 from affordances.encoding import canonical_json
 from affordances.operations import Operation, build_operations
 from affordances.resources import Resource, registered_resources
 
-__all__ = ["Catalog", "canonical_json", "get_catalog", "reset_catalog"]
+__all__ = ["Catalog", "build_catalog", "canonical_json", "get_catalog", "reset_catalog"]
 
 
 @dataclass(frozen=True)
@@ -121,30 +117,36 @@ _lock = threading.Lock()
 _catalog: Catalog | None = None
 
 
+def build_catalog() -> Catalog:
+    """A catalog of the current settings, built now and kept nowhere (system checks read
+    this one: a check has no side effects)."""
+    resources = registered_resources()
+    operations: list[Operation] = []
+    for resource in resources:
+        operations.extend(build_operations(resource))
+    return Catalog(operations=tuple(operations), resources=resources)
+
+
 def get_catalog() -> Catalog:
+    """The process's catalog, built on first use and kept until a setting changes."""
     global _catalog
     catalog = _catalog
     if catalog is None:
         with _lock:
             if _catalog is None:
-                resources = registered_resources()
-                operations: list[Operation] = []
-                for resource in resources:
-                    operations.extend(build_operations(resource))
-                _catalog = Catalog(operations=tuple(operations), resources=resources)
+                _catalog = build_catalog()
             catalog = _catalog
     return catalog
 
 
-def reset_catalog() -> None:
+@registry.derived
+def _forget_catalog() -> None:
     global _catalog
     with _lock:
         _catalog = None
-    memo.clear()  # every memoized document was built from the old catalog
 
 
-@receiver(setting_changed)
-def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
-    # Operations switched by a setting (``@operation(enabled_by=…)``) come and go with it.
-    if setting in {"AFFORDANCES", "ROOT_URLCONF"} or setting in enabling_settings():
-        reset_catalog()
+def reset_catalog() -> None:
+    """Forget the catalog and everything built from it (:func:`affordances.registry.reset`):
+    the next use rebuilds them from the settings as they are."""
+    registry.reset()

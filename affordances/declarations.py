@@ -27,7 +27,6 @@ __all__ = [
     "condition",
     "condition_reason",
     "creates",
-    "enabling_settings",
     "guard",
     "operation",
 ]
@@ -43,22 +42,13 @@ MISCONFIGURED_REASON = "misconfigured"
 Guard = Callable[[Any, Any], bool]
 Constraints = Callable[[Any, Any], Mapping[str, Any]]
 
-# The Django settings some operation is switched by (``enabled_by``): when one of them
-# changes, the catalog is rebuilt.
-_ENABLING_SETTINGS: set[str] = set()
-
-
-def enabling_settings() -> frozenset[str]:
-    """Names of the settings that switch operations on and off."""
-    return frozenset(_ENABLING_SETTINGS)
-
 
 @dataclass(frozen=True)
 class OperationSpec:
     """What an operation adds to its django-fsm transition."""
 
     title: str
-    input: type[serializers.Serializer] | None = None
+    input: type[serializers.Serializer[Any]] | None = None
     name: str | None = None
     version: int = 1
     reasons: Mapping[Any, str] = field(default_factory=dict)
@@ -75,7 +65,7 @@ class OperationSpec:
 def operation(
     *,
     title: str,
-    input: type[serializers.Serializer] | None = None,
+    input: type[serializers.Serializer[Any]] | None = None,
     name: str | None = None,
     version: int = 1,
     reasons: Mapping[Any, str] | None = None,
@@ -103,8 +93,6 @@ def operation(
         annotations=dict(annotations or {}),
         enabled_by=enabled_by,
     )
-    if enabled_by is not None:
-        _ENABLING_SETTINGS.add(enabled_by)
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
         meta = getattr(method, "_django_fsm", None)
@@ -132,7 +120,7 @@ class CreateSpec:
 def creates(
     *,
     title: str,
-    input: type[serializers.Serializer] | None = None,
+    input: type[serializers.Serializer[Any]] | None = None,
     permission: str | None = None,
     name: str | None = None,
     version: int = 1,

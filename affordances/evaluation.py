@@ -2,6 +2,12 @@
 
 ``evaluate`` is the single implementation of that rule: the serializer, the execution
 path, the admin, MCP and HAL-FORMS all call it.
+
+Permissions are django-fsm's (see :mod:`affordances.operations`): a transition shows on
+an object when the caller holds one of the method's transitions on it, and is available
+only when ``django_fsm.has_transition_perm`` and ``can_proceed`` say yes (and the
+guards): the transition of the object's state, its permission on this object, its
+conditions.
 """
 
 from __future__ import annotations
@@ -12,8 +18,9 @@ from typing import Any
 
 from django_fsm import Transition
 
+from affordances import registry
 from affordances.declarations import DEFAULT_STATE_REASON, MISCONFIGURED_REASON, condition_reason
-from affordances.operations import Operation
+from affordances.operations import Holding, Operation
 from affordances.schemas import ConstraintWidens, assert_narrows
 
 __all__ = [
@@ -56,27 +63,44 @@ def evaluate(operation: Operation, instance: Any, user: Any) -> Evaluation:
         if not operation.permits(user):
             return None
         return _constrained(operation, None, user)
-    if not operation.is_transition or not operation.permits(user):
+    if not operation.is_transition:
         return None
-    return evaluate_permitted(operation, instance, user)
+    holding = operation.holding(user)
+    if not holding.anywhere:
+        return None
+    return evaluate_permitted(operation, instance, user, holding=holding)
 
 
-def evaluate_permitted(operation: Operation, instance: Any, user: Any) -> Evaluation:
-    """:func:`evaluate` for a caller already known to hold the operation's capability.
+def evaluate_permitted(
+    operation: Operation, instance: Any, user: Any, *, holding: Holding | None = None
+) -> Evaluation:
+    """:func:`evaluate` with what the caller holds without an object (``holding``, from
+    :meth:`Operation.holding`) worked out already: lists do it once per request, not
+    once per row."""
+    state = operation.facts.field.get_state(instance)
+    return evaluate_in_state(operation, instance, user, state, holding=holding)
 
-    Lists check the capability once per request, not once per row.
-    """
-    return evaluate_in_state(operation, instance, user, operation.facts.field.get_state(instance))
 
-
-def evaluate_in_state(operation: Operation, instance: Any, user: Any, state: Any) -> Evaluation:
+def evaluate_in_state(
+    operation: Operation, instance: Any, user: Any, state: Any, *, holding: Holding | None = None
+) -> Evaluation:
     """:func:`evaluate_permitted` with the object's ``state`` already read (a list reads it
-    once per row for all the operations on its field)."""
-    if callable(operation.permission) and not operation.permission(instance, user):
-        return None
+    once per row for all the operations on its field).
+
+    None when the caller holds none of the operation's transitions on this object; the
+    state's refusal when no transition leaves ``state`` — or when the caller may run the
+    method from another state only (it holds another source's permission, not this
+    one's); then each condition, each guard."""
+    if holding is None:
+        holding = operation.holding(user)
     fsm_transition, refusal = _in_state(operation, state)
+    shown, permitted = holding.on(instance, user, fsm_transition)
+    if not shown:
+        return None
     if refusal is not None:
         return refusal
+    if not permitted:
+        return _state_refusal(operation, state)
     assert fsm_transition is not None
     for check in fsm_transition.conditions:
         if not check(instance):
@@ -88,11 +112,13 @@ def evaluate_in_state(operation: Operation, instance: Any, user: Any, state: Any
     return _constrained(operation, instance, user)
 
 
-def refused_by_state(operation: Operation, state: Any) -> Unavailable | None:
+def refused_by_state(operation: Operation, state: Any, holding: Holding) -> Unavailable | None:
     """What :func:`evaluate_in_state` answers for every object in ``state`` when the state
-    alone decides it: the refusal of a state the operation does not leave. None when the
-    object decides — the state allows it, or an object-level permission comes first."""
-    if callable(operation.permission):
+    alone decides it, for a caller holding ``holding``: the refusal of a state the
+    operation does not leave. None when the object decides — the state allows it, or
+    whether the caller sees the operation at all depends on the object (an object-level
+    permission comes first)."""
+    if not holding.everywhere:
         return None
     return _in_state(operation, state)[1]
 
@@ -103,6 +129,8 @@ def refused_by_state(operation: Operation, state: Any) -> Unavailable | None:
 # of a key and two small objects each (about 0.2 kB), under 1 MiB per process.
 _STATE_OUTCOMES_MAX = 4096
 _STATE_OUTCOMES: dict[tuple[Operation, Any], tuple[Transition | None, Unavailable | None]] = {}
+# Keyed by the catalog's operations: forgotten with the catalog (affordances.registry).
+registry.derived(_STATE_OUTCOMES.clear)
 
 
 def _in_state(operation: Operation, state: Any) -> tuple[Transition | None, Unavailable | None]:
@@ -114,13 +142,17 @@ def _in_state(operation: Operation, state: Any) -> tuple[Transition | None, Unav
         if facts.meta.has_transition(state) and fsm_transition is not None:
             outcome = (fsm_transition, None)
         else:
-            spec = operation.spec
-            reason = spec.reasons.get(state, DEFAULT_STATE_REASON) if spec else DEFAULT_STATE_REASON
-            outcome = (None, Unavailable(operation, reason))
+            outcome = (None, _state_refusal(operation, state))
         if len(_STATE_OUTCOMES) > _STATE_OUTCOMES_MAX:
             _STATE_OUTCOMES.clear()  # a bound, for processes that rebuild catalogs often
         _STATE_OUTCOMES[key] = outcome
     return outcome
+
+
+def _state_refusal(operation: Operation, state: Any) -> Unavailable:
+    spec = operation.spec
+    reason = spec.reasons.get(state, DEFAULT_STATE_REASON) if spec else DEFAULT_STATE_REASON
+    return Unavailable(operation, reason)
 
 
 def _constrained(operation: Operation, instance: Any, user: Any) -> Available | Unavailable:

@@ -1,18 +1,31 @@
 """An operation's inputs as form fields, narrowed by the constraints — one rule for every UI.
 
-The admin's argument forms, the browsable API and HAL-FORMS templates all show the
-same fields with the same narrowing: only the allowed choices, the tighter bounds.
+The admin's argument forms, the browsable API and OPTIONS, and HAL-FORMS templates all
+render the same :class:`InputField` per input: the input serializer's field narrowed by
+every keyword of the constraint vocabulary (:data:`affordances.schemas.CONSTRAINT_KEYWORDS`)
+— the offered choices (``enum``, ``const``: each one that satisfies the whole
+constraint), inclusive bounds on the input's step (``minimum``, ``maximum`` and the
+exclusive ones, the tighter bound winning), lengths, and one pattern that is the input's
+own and the constraint's together.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from affordances.schemas import text_rules
+from affordances.schemas import (
+    SchemaValidator,
+    conjoined_pattern,
+    decimal_pattern,
+    inclusive_bounds,
+    text_rules,
+)
 
 __all__ = ["InputField", "input_fields"]
 
@@ -25,29 +38,57 @@ class InputField:
     required: bool
     help_text: str = ""
     choices: tuple[tuple[str, str], ...] = ()
+    # Inclusive, on ``step`` (exclusive bounds of the constraint made inclusive on it).
     minimum: Decimal | None = None
     maximum: Decimal | None = None
+    step: Decimal | None = None
     min_length: int | None = None
     max_length: int | None = None
+    # What a string must match: the field's own pattern and the constraint's, as one.
     pattern: str | None = None
     decimal_places: int | None = None
     max_digits: int | None = None
     default: Any = None
+    # The field's regex validators and the constraint's pattern, to validate with.
     validators: tuple[Any, ...] = ()
 
 
-def _bound(narrowed: dict[str, Any], key: str, declared: Any) -> Decimal | None:
-    value = narrowed.get(key, declared)
-    if value is None:
+def _offered(
+    field: serializers.Field[Any, Any, Any, Any], narrowed: dict[str, Any]
+) -> tuple[tuple[str, str], ...] | None:
+    """The choices of a choice field, or of a field the constraint enumerates: each one
+    every keyword of the constraint allows. None: not a choice."""
+    if isinstance(field, serializers.ChoiceField):
+        candidates = [(value, str(label)) for value, label in field.choices.items()]
+    elif "const" in narrowed or "enum" in narrowed:
+        values = [narrowed["const"]] if "const" in narrowed else list(narrowed["enum"])
+        # Only what the field itself takes: a form offers nothing execution refuses.
+        candidates = [(value, str(value)) for value in values if _takes(field, value)]
+    else:
         return None
-    if key in narrowed and declared is not None:
-        # A constraint only narrows: keep the tighter of the two bounds.
-        pick = min if key == "maximum" else max
-        value = pick(Decimal(str(value)), Decimal(str(declared)))
-    return Decimal(str(value))
+    allows = SchemaValidator(narrowed).is_valid
+    return tuple((str(value), label) for value, label in candidates if allows(value))
 
 
-def _field(name: str, field: serializers.Field, narrowed: dict[str, Any]) -> InputField:
+def _takes(field: serializers.Field[Any, Any, Any, Any], value: Any) -> bool:
+    try:
+        field.run_validation(value)
+    except (serializers.ValidationError, DjangoValidationError):
+        return False
+    return True
+
+
+def _bounds(
+    field: serializers.Field[Any, Any, Any, Any], narrowed: dict[str, Any], step: Decimal | None
+) -> dict[str, Any]:
+    declared = {"minimum": field.min_value, "maximum": field.max_value}  # type: ignore[attr-defined]
+    minimum, maximum = inclusive_bounds([declared, narrowed], step)
+    return {"minimum": minimum, "maximum": maximum, "step": step}
+
+
+def _field(
+    name: str, field: serializers.Field[Any, Any, Any, Any], narrowed: dict[str, Any]
+) -> InputField:
     # DRF's default label squashes camelCase ("Trackingnumber"); keep explicit labels only.
     default_label = name.replace("_", " ").capitalize()
     common: dict[str, Any] = {
@@ -58,35 +99,22 @@ def _field(name: str, field: serializers.Field, narrowed: dict[str, Any]) -> Inp
     }
     if field.default is not serializers.empty and not callable(field.default):
         common["default"] = field.default
-    if "enum" in narrowed and not isinstance(field, serializers.ChoiceField):
-        # A constraint that enumerates a free field turns it into a choice.
-        return InputField(
-            kind="choice", choices=tuple((str(v), str(v)) for v in narrowed["enum"]), **common
-        )
-    if isinstance(field, serializers.ChoiceField):
-        allowed = narrowed.get("enum")
-        choices = tuple(
-            (str(value), str(label))
-            for value, label in field.choices.items()
-            if allowed is None or value in allowed
-        )
+    choices = _offered(field, narrowed)
+    if choices is not None:
         return InputField(kind="choice", choices=choices, **common)
     if isinstance(field, serializers.DecimalField):
+        places = field.decimal_places
         return InputField(
             kind="decimal",
-            minimum=_bound(narrowed, "minimum", field.min_value),
-            maximum=_bound(narrowed, "maximum", field.max_value),
-            decimal_places=field.decimal_places,
+            **_bounds(field, narrowed, Decimal(1).scaleb(-places) if places is not None else None),
+            # The decimal rule's string: the plain decimals the field takes.
+            pattern=decimal_pattern(field),
+            decimal_places=places,
             max_digits=field.max_digits,
             **common,
         )
     if isinstance(field, serializers.IntegerField):
-        return InputField(
-            kind="integer",
-            minimum=_bound(narrowed, "minimum", field.min_value),
-            maximum=_bound(narrowed, "maximum", field.max_value),
-            **common,
-        )
+        return InputField(kind="integer", **_bounds(field, narrowed, Decimal(1)), **common)
     if isinstance(field, serializers.BooleanField):
         return InputField(kind="boolean", **{**common, "required": False})
     if isinstance(field, serializers.DateTimeField):
@@ -95,20 +123,22 @@ def _field(name: str, field: serializers.Field, narrowed: dict[str, Any]) -> Inp
         return InputField(kind="date", **common)
     if isinstance(field, serializers.CharField):
         regexes = [v for v in field.validators if hasattr(v, "regex")]
-        max_length = getattr(field, "max_length", None)
+        declared_max = getattr(field, "max_length", None)
         # What the field refuses beyond its validators (blank, NUL), as the catalog says.
         rules = text_rules(field)
-        lengths = [n for n in (getattr(field, "min_length", None), rules.get("minLength")) if n]
+        own = [r.regex.pattern for r in regexes]
+        if not own and "pattern" in rules:
+            own = [rules["pattern"]]
+        extra = [narrowed["pattern"]] if "pattern" in narrowed else []
+        lower = [getattr(field, "min_length", None), rules.get("minLength")]
+        lower.append(narrowed.get("minLength"))
+        upper = [n for n in (declared_max, narrowed.get("maxLength")) if n is not None]
         return InputField(
-            kind="textarea" if (max_length or 0) > 200 else "text",
-            min_length=max(lengths, default=None),
-            max_length=max_length,
-            pattern=(
-                regexes[0].regex.pattern
-                if regexes
-                else narrowed.get("pattern", rules.get("pattern"))
-            ),
-            validators=tuple(regexes),
+            kind="textarea" if (declared_max or 0) > 200 else "text",
+            min_length=max((n for n in lower if n), default=None),
+            max_length=min(upper, default=None),
+            pattern=conjoined_pattern([*own, *extra]),
+            validators=(*regexes, *(RegexValidator(pattern) for pattern in extra)),
             **common,
         )
     return InputField(kind="text", **common)
@@ -129,7 +159,7 @@ def _label(name: str) -> str:
 
 
 def input_fields(
-    input_serializer: type[serializers.Serializer] | None, constraints: dict[str, Any]
+    input_serializer: type[serializers.Serializer[Any]] | None, constraints: dict[str, Any]
 ) -> list[InputField]:
     """The writable fields of ``input_serializer``, narrowed by ``constraints``."""
     if input_serializer is None:
@@ -142,6 +172,6 @@ def input_fields(
             continue
         item = _field(name, field, properties.get(name, {}))
         if name in required and not item.required:
-            item = InputField(**{**item.__dict__, "required": True})
+            item = replace(item, required=True)
         fields.append(item)
     return fields

@@ -17,8 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from django.core.signals import setting_changed
-from django.dispatch import receiver
+from affordances import registry
 
 __all__ = ["MAX_BYTES", "MAX_ENTRIES", "PARSED_JSON_FACTOR", "clear", "memoized", "stored_bytes"]
 
@@ -74,14 +73,9 @@ def stored_bytes() -> int:
         return _bytes
 
 
+@registry.derived
 def clear() -> None:
     global _bytes
     with _lock:
         _store.clear()
         _bytes = 0
-
-
-@receiver(setting_changed)
-def _clear_on_settings_change(**kwargs: Any) -> None:
-    # Any setting may shape a document (REST_FRAMEWORK, SPECTACULAR_SETTINGS, the URLconf).
-    clear()

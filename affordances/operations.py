@@ -2,26 +2,68 @@
 
 Everything django-fsm knows is read from its own objects — ``field.transitions``,
 each wrapper's ``_django_fsm`` meta and its ``Transition`` objects — never restated.
+
+Permissions are django-fsm's (``Transition.has_perm``, which ``has_transition_perm``
+asks for the transition of the object's state): no permission, a callable
+``permission(instance, user)``, or a string that the caller holds on the object —
+``user.has_perm(perm, instance)``, what an object-permission backend such as
+django-rules or django-guardian answers — or without one, ``user.has_perm(perm)``.
+A method may carry several ``@transition`` decorators, one ``Transition`` per source,
+each with its own permission: every one of them counts. The rule is split in two.
+
+Without an object (:meth:`Operation.holding`, once per caller and request) each
+permission is held on every object (no permission; ``user.has_perm(perm)`` — for
+django-fsm that grants every object), on none, or the object decides (a callable; a
+string not held model-wide while a backend that answers per object is configured).
+How the backends answer ``has_perm(perm)`` without an object is why no other answer is
+possible: ``ModelBackend`` answers for the model, and ignores objects; django-guardian
+answers False whatever the user holds on objects (its backend supports objects only);
+django-rules calls the predicate with ``obj=None`` — and a predicate used with
+django-fsm must answer False there (else django-fsm grants every object) and must
+accept None at all (django-fsm asks without an object whenever the object says no).
+So a permission held on some objects only looks, without an object, exactly like one
+held on none, and telling them apart means asking every object. The catalog (the
+capability filter, :meth:`Operation.permits`) therefore lists an operation when one of
+its transitions' permissions is held model-wide or may be granted per object — a
+callable, or a string while an object-permission backend is configured; with Django's
+``ModelBackend`` alone, exactly the model-level permissions, as before.
+
+Per object (:mod:`affordances.evaluation`) the answer is django-fsm's exactly: the
+operation shows on an object when the caller holds one of its transitions there, and
+is available only if it holds the transition of the object's state. An object is asked
+only when the answer without one did not decide: a caller holding a permission
+model-wide costs no per-row check, so a list of N objects costs the same queries.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
+from django.contrib.auth import get_backends
+from django.contrib.auth.backends import BaseBackend, ModelBackend
 from django_fsm import FSMFieldMixin, FSMMeta, Transition
 from rest_framework import serializers
 
+from affordances import registry
 from affordances.conf import settings
 from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, OperationSpec
 from affordances.resources import Resource
 from affordances.schemas import nullable, serializer_schema
 
-__all__ = ["Kind", "Operation", "TransitionFacts", "build_operations", "transition_method_names"]
+__all__ = [
+    "Holding",
+    "Kind",
+    "Operation",
+    "TransitionFacts",
+    "build_operations",
+    "object_permissions_configured",
+    "transition_method_names",
+]
 
 
 class Kind(StrEnum):
@@ -44,6 +86,126 @@ _READ_ANNOTATIONS = {
     "idempotentHint": True,
     "openWorldHint": False,
 }
+
+
+# django-fsm's permission: none, a string, or a callable ``(instance, user) -> bool``.
+Permission = str | Callable[[Any, Any], bool] | None
+
+# The methods through which a backend derived from Django's could answer for an object.
+_PERMISSION_METHODS = (
+    "has_perm",
+    "get_all_permissions",
+    "get_user_permissions",
+    "get_group_permissions",
+    "_get_permissions",
+)
+
+
+def _answers_per_object(backend: Any) -> bool:
+    """Whether ``backend.has_perm(user, perm, obj)`` may say yes for an object.
+
+    django-guardian says so (``supports_object_permissions = True``); a backend may say
+    no the same way. Django's ``ModelBackend`` and ``BaseBackend`` ignore objects unless
+    a subclass overrides how permissions are answered; any other backend with
+    ``has_perm`` (django-rules' has no base class) is taken to answer per object.
+    """
+    declared = getattr(backend, "supports_object_permissions", None)
+    if declared is not None:
+        return bool(declared)
+    if not callable(getattr(backend, "has_perm", None)):
+        return False  # Django asks it no permission
+    base = ModelBackend if isinstance(backend, ModelBackend) else BaseBackend
+    if not isinstance(backend, base):
+        return True
+    return any(
+        getattr(type(backend), name, None) is not getattr(base, name, None)
+        for name in _PERMISSION_METHODS
+    )
+
+
+_object_backends: bool | None = None
+
+
+def object_permissions_configured() -> bool:
+    """Whether some configured authentication backend answers permissions per object
+    (worked out once per ``AUTHENTICATION_BACKENDS``)."""
+    global _object_backends
+    if _object_backends is None:
+        _object_backends = any(_answers_per_object(backend) for backend in get_backends())
+    return _object_backends
+
+
+@registry.derived
+def _forget_backends() -> None:
+    # Worked out from AUTHENTICATION_BACKENDS.
+    global _object_backends
+    _object_backends = None
+
+
+@dataclass(frozen=True)
+class Holding:
+    """What one caller holds of one operation before any object is read.
+
+    ``answers`` maps each permission of the operation (None: none) to True — held on
+    every object —, False — held on none — or None — the object decides.
+    """
+
+    answers: Mapping[Permission, bool | None]
+    #: The catalog's rule: some permission is held on some object, or may be.
+    anywhere: bool
+    #: Shown on every object without asking it: some permission is held model-wide.
+    everywhere: bool
+
+    @classmethod
+    def of(cls, answers: Mapping[Permission, bool | None]) -> Holding:
+        values = answers.values()
+        return cls(
+            answers=answers,
+            anywhere=any(answer is not False for answer in values),
+            everywhere=any(answer is True for answer in values),
+        )
+
+    def on(self, instance: Any, user: Any, fsm_transition: Transition | None) -> tuple[bool, bool]:
+        """``(shown, permitted)`` on ``instance``: whether the caller holds one of the
+        operation's transitions there, and whether it holds ``fsm_transition`` (the one
+        that leaves the object's state; None: none does) — each as django-fsm's
+        ``Transition.has_perm(instance, user)`` answers. Objects are asked only where
+        the answer without one did not decide, each permission once."""
+        if fsm_transition is not None and self.answers.get(fsm_transition.permission or None):
+            return True, True  # held model-wide: most rows of most callers
+        asked: dict[Permission, bool] = {}
+
+        def holds(permission: Permission) -> bool:
+            answer = self.answers.get(permission or None)
+            if answer is not None:
+                return answer
+            if permission not in asked:
+                asked[permission] = _held_on(permission, instance, user)
+            return asked[permission]
+
+        permitted = fsm_transition is not None and holds(fsm_transition.permission)
+        if permitted or self.everywhere:
+            return True, permitted
+        return any(holds(permission) for permission in self.answers), False
+
+
+_HOLDS_NOTHING = Holding.of({})
+
+
+def _held_without_object(permission: Permission, user: Any, *, per_object: bool) -> bool | None:
+    if not permission:
+        return True
+    if callable(permission):
+        return None
+    if user.has_perm(permission):
+        return True
+    return None if per_object and object_permissions_configured() else False
+
+
+def _held_on(permission: Permission, instance: Any, user: Any) -> bool:
+    if callable(permission):
+        return bool(permission(instance, user))
+    return bool(user.has_perm(permission, instance))
 
 
 @dataclass(frozen=True)
@@ -73,14 +235,15 @@ class Operation:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
     annotations: dict[str, bool]
-    permission: str | Callable[[Any, Any], bool] | None = None
+    # A create operation's permission; a transition's are its django-fsm Transitions'.
+    permission: str | None = None
     # The model attribute that runs it: the transition method, or the creating classmethod.
     method_name: str | None = None
     spec: OperationSpec | None = None
     transition: TransitionFacts | None = None
 
     @property
-    def input_serializer(self) -> type[serializers.Serializer] | None:
+    def input_serializer(self) -> type[serializers.Serializer[Any]] | None:
         return self.spec.input if self.spec is not None else None
 
     @cached_property
@@ -103,18 +266,34 @@ class Operation:
             raise TypeError(f"{self.name} is a {self.kind} operation, not a transition.")
         return self.transition
 
-    def permits(self, user: Any) -> bool:
-        """Whether the caller has the capability (the catalog's filter; state never matters).
+    @property
+    def permissions(self) -> tuple[Permission, ...]:
+        """Each distinct permission of the operation: of every django-fsm ``Transition``
+        of a transition's method (one per source), read from them each time."""
+        if self.transition is None:
+            return (self.permission or None,)
+        transitions = self.transition.meta.transitions.values()
+        return tuple(dict.fromkeys(t.permission or None for t in transitions))
 
-        A string permission is checked at model level — ``user.has_perm`` is cached per
-        user object, so a list of N objects costs no extra query. A callable permission
-        needs an object; it is checked by :func:`affordances.evaluation.evaluate`.
-        """
+    def holding(self, user: Any) -> Holding:
+        """What ``user`` holds of this operation before any object is read (see the
+        module's docstring). ``user.has_perm`` is cached per user object by Django's
+        ``ModelBackend``: asking once per request costs no query per row."""
         if not getattr(user, "is_authenticated", False):
-            return False
-        if isinstance(self.permission, str):
-            return bool(user.has_perm(self.permission))
-        return True
+            return _HOLDS_NOTHING
+        per_object = self.is_transition  # a create has no object; a read no permission
+        return Holding.of(
+            {
+                permission: _held_without_object(permission, user, per_object=per_object)
+                for permission in self.permissions
+            }
+        )
+
+    def permits(self, user: Any) -> bool:
+        """Whether the caller may know about the operation (the catalog's filter; state
+        never matters): it holds, or may hold on some object, one of its permissions.
+        Per object, :func:`affordances.evaluation.evaluate` decides."""
+        return self.holding(user).anywhere
 
     def document(self) -> dict[str, Any]:
         """The catalog entry (SPEC §4)."""
@@ -165,9 +344,7 @@ def _targets(fsm_transitions: list[Transition]) -> tuple[str, ...]:
 
 
 def _id_schema(resource: Resource) -> dict[str, Any]:
-    if resource.pk_is_integer:
-        return {"type": "integer", "minimum": 1}
-    return {"type": "string", "minLength": 1}
+    return dict(resource.id_schema)
 
 
 def _transition_input_schema(resource: Resource, spec: OperationSpec) -> dict[str, Any]:
@@ -387,7 +564,6 @@ def _transition_operations(resource: Resource) -> list[Operation]:
                     input_schema=_transition_input_schema(resource, spec),
                     output_schema=item,
                     annotations=annotations,
-                    permission=first.permission,
                     method_name=method_name,
                     spec=declared,
                     transition=TransitionFacts(

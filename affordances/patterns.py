@@ -36,7 +36,7 @@ from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-__all__ = ["backtracking_risk", "patterns_in"]
+__all__ = ["backtracking_risk", "is_anchored", "patterns_in"]
 
 _C = sre_constants
 UNBOUNDED = _C.MAXREPEAT
@@ -256,13 +256,22 @@ def backtracking_risk(pattern: str) -> str | None:
     risk = _sequence_risk(items)
     if risk:
         return risk
-    anchored = bool(items) and items[0] in (
-        (_C.AT, _C.AT_BEGINNING),
-        (_C.AT, _C.AT_BEGINNING_STRING),
-    )
-    if not anchored and _has_unbounded(items):
+    if not _starts_anchored(items) and _has_unbounded(items):
         return "an unbounded repeat in a pattern not anchored with ^"
     return None
+
+
+def _starts_anchored(items: Sequence[_Node]) -> bool:
+    return bool(items) and items[0] in ((_C.AT, _C.AT_BEGINNING), (_C.AT, _C.AT_BEGINNING_STRING))
+
+
+def is_anchored(pattern: str) -> bool:
+    """Whether every match of ``pattern`` starts at the start (``^`` or ``\\A`` first, no
+    alternative around it): searched or matched from the start, it takes the same."""
+    try:
+        return _starts_anchored(list(sre_parse.parse(pattern)))
+    except re.error:
+        return False
 
 
 def patterns_in(schema: Any) -> Iterator[str]:

@@ -410,7 +410,7 @@ def test_a_page_says_what_evaluating_each_order_alone_says(demo):
 
 
 @pytest.mark.parametrize("allowed", [False, True])
-def test_an_object_level_permission_comes_before_the_state_in_a_list(demo, allowed):
+def test_an_object_level_permission_comes_before_the_state_in_a_list(demo, allowed, monkeypatch):
     """django-fsm's callable permission(instance, user): refused, the operation is
     invisible even where the state would refuse it anyway; granted, the state speaks."""
     from affordances.rest.serializers import AffordanceLists
@@ -422,10 +422,11 @@ def test_an_object_level_permission_comes_before_the_state_in_a_list(demo, allow
         asked.append(instance.pk)
         return allowed
 
-    guarded = dataclasses.replace(ship, permission=permission)
+    (fsm_transition,) = ship.facts.meta.transitions.values()
+    monkeypatch.setattr(fsm_transition, "permission", permission)
     pending = demo.orders["demo-01"]
     assert pending.status == "pending"
-    lists = AffordanceLists(None, demo.users["admin"], get_catalog().resource_for(Order), [guarded])
+    lists = AffordanceLists(None, demo.users["admin"], get_catalog().resource_for(Order), [ship])
     for _ in range(2):  # the second row of the same state takes the per-state plan
         available, unavailable = lists(pending)
         assert available == []

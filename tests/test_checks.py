@@ -35,7 +35,7 @@ def _serve(monkeypatch: pytest.MonkeyPatch, operations: list[Operation]) -> None
     """Make check_catalog see a catalog made of these operations."""
     built = get_catalog()
     catalog = Catalog(operations=tuple(operations), resources=built.resources)
-    monkeypatch.setattr(affordances.catalog, "get_catalog", lambda: catalog)
+    monkeypatch.setattr(affordances.catalog, "build_catalog", lambda: catalog)
 
 
 def _replacing(which: str, **changes: object) -> list[Operation]:
@@ -44,6 +44,17 @@ def _replacing(which: str, **changes: object) -> list[Operation]:
 
 
 # --- the demo ------------------------------------------------------------------------
+
+
+def test_the_checks_have_no_side_effects():
+    # They read a catalog built for them; the process's catalog and memo stay as they were.
+    from affordances import memo
+
+    catalog = get_catalog()
+    memo.memoized(("probe",), lambda: b"kept", size=len)
+    assert checks.run_checks(tags=None) is not None
+    assert get_catalog() is catalog
+    assert ("probe",) in memo._store
 
 
 def test_demo_catalog_passes_the_affordances_check():
@@ -111,7 +122,7 @@ def test_an_input_serializer_that_cannot_be_a_schema_is_e004(monkeypatch):
     def broken() -> Catalog:
         raise SchemaError("BrokenInput: cannot map field")
 
-    monkeypatch.setattr(affordances.catalog, "get_catalog", broken)
+    monkeypatch.setattr(affordances.catalog, "build_catalog", broken)
 
     messages = check_catalog()
 

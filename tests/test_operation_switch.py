@@ -15,7 +15,6 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from affordances.catalog import get_catalog
-from affordances.declarations import enabling_settings
 from affordances.models import AuditRecord
 from tests.conftest import Demo
 
@@ -27,7 +26,6 @@ def names(client: APIClient) -> list[str]:
 
 
 def test_the_switch_is_a_known_setting_and_off_by_default(demo: Demo, api: Api):
-    assert "ORDERS_ENABLE_HOLD" in enabling_settings()
     assert get_catalog().lookup("hold_order") is None
     assert "hold_order" not in names(api("admin"))
     order = demo.order("demo-05")

@@ -187,10 +187,14 @@ def test_input_schema_accepts_exactly_what_the_input_serializer_accepts(name, ar
 
 def test_money_precision_is_an_exact_multiple_of_a_cent():
     amount = _exact(_document("refund_order")["inputSchema"])["properties"]["amount"]
+    number, text = amount["anyOf"]
 
-    assert amount["type"] == "number"
-    assert amount["multipleOf"] == Decimal("0.01")
-    assert amount["minimum"] == Decimal("0.01")
+    assert number["type"] == "number"
+    assert number["multipleOf"] == Decimal("0.01")
+    assert number["minimum"] == Decimal("0.01")
+    # The decimal rule: or a plain decimal string, within the same digits.
+    assert text["type"] == "string"
+    assert text["pattern"] == r"^(?!0*(?:\.0*)?$)0*[0-9]{1,10}(?:\.[0-9]{1,2})?$"
 
 
 # --- assert_narrows ------------------------------------------------------------------
@@ -199,7 +203,8 @@ BASE: dict[str, Any] = {
     "type": "object",
     "properties": {
         "reason": {"type": "string", "enum": ["customer_request", "payment_failure"]},
-        "amount": {"type": "number", "minimum": 1, "maximum": 100},
+        # A decimal: a number with a step (bounds narrow numbers with a step only).
+        "amount": {"type": "number", "multipleOf": 0.01, "minimum": 1, "maximum": 100},
         "note": {"type": "string", "maxLength": 500},
     },
     "required": ["reason"],
@@ -215,7 +220,7 @@ BASE: dict[str, Any] = {
         {"properties": {"reason": {"enum": ["customer_request", "payment_failure"]}}},
         {"properties": {"reason": {"const": "payment_failure"}}},
         {"properties": {"amount": {"maximum": 50}}},
-        {"properties": {"amount": {"maximum": "99.99"}}},
+        {"properties": {"amount": {"maximum": Decimal("99.99")}}},
         {"properties": {"amount": {"maximum": 100}}},
         {"properties": {"amount": {"minimum": 5}}},
         {"properties": {"note": {"maxLength": 20}}},

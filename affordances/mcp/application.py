@@ -11,6 +11,7 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
+from affordances import registry
 from affordances.mcp import resources
 from affordances.mcp.context import Context
 from affordances.mcp.forms import FormsTools
@@ -68,7 +69,8 @@ def _tool_set(profile: Profile) -> ToolSet:
     return FormsTools() if profile.tools is ToolSetKind.FORMS else CatalogTools()
 
 
-# Keyed by the profiles the URLconf mounts (a handful, from code): one small object each.
+# Keyed by the profiles the URLconf mounts (a handful, from code): one small object each,
+# forgotten with everything else derived from settings (affordances.registry).
 @cache
 def server_for(profile: Profile) -> Server:
     """One server per profile and process; it keeps no per-request state."""
@@ -142,3 +144,6 @@ def server_for(profile: Profile) -> Server:
         methods=methods,
         discover_ttl_ms=profile.list_ttl_ms,
     )
+
+
+registry.derived(server_for.cache_clear)

@@ -18,10 +18,9 @@ from urllib.parse import urlsplit
 
 from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIRequest
-from django.core.signals import setting_changed
-from django.dispatch import receiver
 from django.urls import reverse
 
+from affordances import registry
 from affordances.models import VIA_ENVIRON_KEY, Interface
 from affordances.names import ENTRY_POINT_URL_NAME, HAL_FORMS_MEDIA_TYPE
 
@@ -57,11 +56,11 @@ def _stack() -> _Handler:
     return _handler
 
 
-@receiver(setting_changed)
-def _reload_middleware(*, setting: str, **kwargs: Any) -> None:
+@registry.derived
+def _forget_handler() -> None:
+    # Built from MIDDLEWARE and the URLconf.
     global _handler
-    if setting in {"MIDDLEWARE", "ROOT_URLCONF"}:
-        _handler = None
+    _handler = None
 
 
 def api_path(request: Any, url: Any) -> tuple[str, str]:

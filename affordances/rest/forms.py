@@ -2,57 +2,89 @@
 
 One rule for both, and the one every other UI follows (:mod:`affordances.inputs`): the
 operation's own input serializer, narrowed by the constraints that apply to this caller
-(and object) now — only the allowed choices, a free field the constraints enumerate
-turned into a choice, the tighter bounds, the fields they require.
+(and object) now — only the allowed choices (a free field the constraints enumerate
+turned into a choice), the tighter bounds (inclusive, on the input's step), the tighter
+lengths, the constraint's pattern as one more ``RegexValidator``, the fields they require.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from affordances.arguments import NoArguments
 from affordances.evaluation import Available, evaluate
-from affordances.inputs import input_fields
+from affordances.inputs import InputField, input_fields
 from affordances.operations import Operation
 
 __all__ = ["narrowed_input", "offered_input"]
 
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+
 
 def narrowed_input(
-    input_serializer: type[serializers.Serializer] | None, constraints: dict[str, Any]
-) -> serializers.Serializer:
-    """A fresh ``input_serializer`` (none: no arguments) narrowed by ``constraints``, to
-    describe, never to validate: execution validates against the operation's own."""
+    input_serializer: type[serializers.Serializer[Any]] | None, constraints: dict[str, Any]
+) -> serializers.Serializer[Any]:
+    """A fresh ``input_serializer`` (none: no arguments) narrowed by ``constraints``. It
+    describes (OPTIONS, the browsable API's forms); execution validates against the
+    operation's own serializer and the constraints, once."""
     serializer = (input_serializer or NoArguments)()
     required = set(constraints.get("required", []))
+    properties = constraints.get("properties", {})
     for item in input_fields(type(serializer), constraints):
         field = serializer.fields.get(item.name)
         if field is None:
             continue
         if item.name in required:
             field.required = True
-        if item.kind == "choice" and isinstance(field, serializers.ChoiceField):
-            field.choices = list(item.choices)
-        elif item.kind == "choice":
-            # A free field the constraints enumerate: offer exactly those values.
-            serializer.fields[item.name] = serializers.ChoiceField(
-                choices=list(item.choices),
-                required=field.required,
-                label=field.label,
-                help_text=field.help_text,
-            )
-        elif item.kind in ("decimal", "integer"):
-            for key, bound in (("min_value", item.minimum), ("max_value", item.maximum)):
-                if bound is not None and bound != getattr(field, key, None):
-                    setattr(field, key, int(bound) if item.kind == "integer" else bound)
+        narrowed = _narrowed(field, item, properties.get(item.name, {}))
+        if narrowed is not field:
+            serializer.fields[item.name] = narrowed
     return serializer
+
+
+def _narrowed(
+    field: serializers.Field[Any, Any, Any, Any], item: InputField, narrowed: dict[str, Any]
+) -> serializers.Field[Any, Any, Any, Any]:
+    """``field`` as ``item`` narrows it: the same field when the constraint leaves it as it
+    is, else one made with the field's own arguments and the narrowed ones."""
+    if item.kind == "choice" and isinstance(field, serializers.ChoiceField):
+        field.choices = list(item.choices)
+        return field
+    if item.kind == "choice":
+        # A free field the constraints enumerate: offer exactly those values.
+        return serializers.ChoiceField(
+            choices=list(item.choices),
+            required=field.required,
+            label=field.label,
+            help_text=field.help_text,
+        )
+    changes: dict[str, Any] = {}
+    if item.kind in ("decimal", "integer") and any(key in narrowed for key in _BOUNDS):
+        cast = int if item.kind == "integer" else (lambda bound: bound)
+        for key, bound in (("min_value", item.minimum), ("max_value", item.maximum)):
+            if bound is not None:
+                changes[key] = cast(bound)
+    elif item.kind in ("text", "textarea"):
+        if "maxLength" in narrowed:
+            changes["max_length"] = item.max_length
+        if "minLength" in narrowed:
+            changes["min_length"] = item.min_length
+        if "pattern" in narrowed:
+            own = list(getattr(field, "_kwargs", {}).get("validators", []))
+            changes["validators"] = [*own, RegexValidator(narrowed["pattern"])]
+    if not changes:
+        return field
+    made = type(field)(*field._args, **{**field._kwargs, **changes})  # type: ignore[attr-defined]
+    made.required = field.required
+    return made
 
 
 def offered_input(
     operation: Operation | None, instance: Any, user: Any
-) -> serializers.Serializer | None:
+) -> serializers.Serializer[Any] | None:
     """``operation``'s input narrowed for ``user`` (and ``instance``), when it is available
     to them now; None when it is not — unknown to the caller, or refused as it stands."""
     if operation is None:

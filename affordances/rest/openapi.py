@@ -33,7 +33,7 @@ from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Kind
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
 from affordances.rest.renderers import HAL_MEDIA_TYPE
-from affordances.schemas import add_text_rules
+from affordances.schemas import add_text_rules, decimal_schema, from_openapi, narrow_property
 
 __all__ = ["ERROR_STATUSES", "AutoSchema", "caller_key", "postprocess"]
 
@@ -46,14 +46,16 @@ class AutoSchema(SpectacularAutoSchema):
     def _map_basic_serializer(self, serializer: Any, direction: str) -> Any:
         outer, self._direction = self._direction, direction
         try:
-            return super()._map_basic_serializer(serializer, direction)
+            return super()._map_basic_serializer(serializer, direction)  # type: ignore[no-untyped-call]
         finally:
             self._direction = outer
 
     def _map_serializer_field(
         self, field: Any, direction: str, bypass_extensions: bool = False
     ) -> Any:
-        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        schema = super()._map_serializer_field(  # type: ignore[no-untyped-call]
+            field, direction, bypass_extensions
+        )
         if (
             direction == "request"
             and self._runs_operations()
@@ -72,7 +74,7 @@ class AutoSchema(SpectacularAutoSchema):
         return bool(getattr(self.view, PROBLEM_DOCUMENTS_ATTRIBUTE, False))
 
     def _insert_field_validators(self, field: Any, schema: dict[str, Any]) -> None:
-        super()._insert_field_validators(field, schema)
+        super()._insert_field_validators(field, schema)  # type: ignore[no-untyped-call]
         if self._direction == "request":
             add_text_rules(field, schema)
 
@@ -96,48 +98,36 @@ def _resource_of(view: Any) -> Any:
 
 
 def _decimal_request(field: serializers.DecimalField, mapped: dict[str, Any]) -> dict[str, Any]:
-    """A JSON number or a plain decimal string (SPEC §6), each within the field's limits."""
-    annotations: dict[str, Any] = {
-        k: mapped[k] for k in ("description", "title", "writeOnly") if k in mapped
-    }
-    number: dict[str, Any] = {"type": "number"}
-    text: dict[str, Any] = {"type": "string"}
-    places = field.decimal_places
-    whole = (
-        field.max_digits - (places or 0)
-        if field.max_digits is not None and places is not None
-        else field.max_whole_digits
-    )
-    if places is not None:
-        number["multipleOf"] = float(Decimal(1).scaleb(-places))
-    if field.max_value is not None:
-        number["maximum"] = float(field.max_value)
-    elif whole is not None:
-        number.update(maximum=float(Decimal(10) ** whole), exclusiveMaximum=True)
-    if field.min_value is not None:
-        number["minimum"] = float(field.min_value)
-    elif whole is not None:
-        number.update(minimum=-float(Decimal(10) ** whole), exclusiveMinimum=True)
-    text["pattern"] = _decimal_pattern(field, whole)
-    return {**annotations, "anyOf": [number, text]}
+    """The decimal rule's one schema (:func:`affordances.schemas.decimal_schema`): a JSON
+    number or a plain decimal string, each within the field's digits and bounds."""
+    schema: dict[str, Any] = _openapi_dialect(decimal_schema(field, mapped))
+    return schema
 
 
-def _decimal_pattern(field: serializers.DecimalField, whole: int | None) -> str:
-    """The plain decimal strings the field takes: ASCII digits, at most ``whole`` of them
-    before the point (leading zeros aside) and ``decimal_places`` after it. A lower bound
-    of 0 drops the sign; one of exactly one unit of the last place also refuses zero.
-    Other bounds only the number branch states: a pattern cannot compare values."""
-    minimum = field.min_value
-    places = field.decimal_places
-    sign = "" if minimum is not None and minimum >= 0 else "-?"
-    digits = f"0*[0-9]{{1,{whole}}}" if whole is not None else "[0-9]+"
-    fraction = (
-        f"(?:\\.[0-9]{{1,{places}}})?" if places else ("" if places == 0 else "(?:\\.[0-9]+)?")
-    )
-    smallest = Decimal(1).scaleb(-places) if places is not None else None
-    positive = minimum is not None and smallest is not None and Decimal(minimum) == smallest
-    not_zero = "(?!0*(?:\\.0*)?$)" if positive else ""
-    return f"^{not_zero}{sign}{digits}{fraction}$"
+def _openapi_dialect(node: Any) -> Any:
+    """JSON Schema 2020-12 as OpenAPI 3.0 writes it: boolean exclusive bounds beside their
+    bound, ``const`` as an ``enum`` of one, a ``null`` branch as ``nullable``, numbers as
+    JSON numbers."""
+    if isinstance(node, list):
+        return [_openapi_dialect(item) for item in node]
+    if isinstance(node, Decimal):
+        return float(node)
+    if not isinstance(node, dict):
+        return node
+    out = {key: _openapi_dialect(value) for key, value in node.items()}
+    for exclusive, bound in (("exclusiveMaximum", "maximum"), ("exclusiveMinimum", "minimum")):
+        value = out.get(exclusive)
+        if value is not None and not isinstance(value, bool):
+            out[bound], out[exclusive] = value, True
+    if "const" in out:
+        out["enum"] = [out.pop("const")]
+    branches = out.get("anyOf")
+    if isinstance(branches, list) and {"type": "null"} in branches:
+        out["anyOf"] = [branch for branch in branches if branch != {"type": "null"}]
+        out["nullable"] = True
+        if len(out["anyOf"]) == 1:
+            out.update(out.pop("anyOf")[0])
+    return out
 
 
 ERROR_STATUSES = {
@@ -226,12 +216,14 @@ def _strict_inputs(operation: dict[str, Any], schemas: dict[str, Any], user: Any
     found = get_catalog().lookup(str(operation.get("operationId", "")))
     if found is None or found.kind == Kind.READ:
         return
+    done: list[dict[str, Any]] = []  # the media types of a body mostly share one schema
     for media in operation.get("requestBody", {}).get("content", {}).values():
         schema = media.get("schema", {})
         ref = schema.get("$ref", "")
         target = schemas.get(ref.rsplit("/", 1)[-1]) if ref else schema
-        if not isinstance(target, dict):
+        if not isinstance(target, dict) or any(target is seen for seen in done):
             continue
+        done.append(target)
         target["additionalProperties"] = False
         target.setdefault("properties", {})
         target.setdefault("type", "object")
@@ -241,25 +233,42 @@ def _strict_inputs(operation: dict[str, Any], schemas: dict[str, Any], user: Any
             # Generated without a caller (manage.py spectacular): no caller's constraints.
             constraints = _create_constraints(found, user)
             if constraints:
-                _narrow(target, constraints)
+                _narrow(target, constraints, schemas)
 
 
-def _narrow(schema: dict[str, Any], constraints: Mapping[str, Any]) -> None:
-    """Apply constraints (JSON Schema that only narrows, see ``assert_narrows``) to an
-    OpenAPI 3.0 object schema, in place."""
+def _narrow(
+    schema: dict[str, Any], constraints: Mapping[str, Any], components: Mapping[str, Any]
+) -> None:
+    """Apply constraints to an OpenAPI 3.0 object schema, in place: each input merged with
+    its constraint as every face merges it (:func:`affordances.schemas.narrow_property`,
+    the tighter bound winning), written back in OpenAPI's dialect."""
     required = [*schema.get("required", [])]
     required += [name for name in constraints.get("required", []) if name not in required]
     if required:
         schema["required"] = required
     for name, narrowed in constraints.get("properties", {}).items():
-        prop = schema["properties"].setdefault(name, {})
-        for key, value in narrowed.items():
-            if key == "const":
-                prop["enum"] = [value]
-            elif key == "pattern" and "pattern" in prop:
-                prop.setdefault("allOf", []).append({"pattern": value})
-            else:
-                prop[key] = float(value) if isinstance(value, Decimal) else value
+        base = from_openapi(_resolved(schema["properties"].get(name, {}), components))
+        schema["properties"][name] = _openapi_dialect(narrow_property(base, narrowed))
+
+
+def _resolved(prop: Mapping[str, Any], components: Mapping[str, Any]) -> dict[str, Any]:
+    """A property with the component it refers to written out (a choice's enum is a
+    component of its own, ``$ref`` or ``allOf: [$ref]``): what a constraint narrows."""
+
+    def component(node: Any) -> dict[str, Any] | None:
+        ref = node.get("$ref", "") if isinstance(node, dict) else ""
+        found = components.get(ref.rsplit("/", 1)[-1]) if ref else None
+        return dict(found) if isinstance(found, dict) else None
+
+    own = {key: value for key, value in prop.items() if key not in ("$ref", "allOf")}
+    nodes = [prop] if "$ref" in prop else list(prop.get("allOf", []))
+    referred = [component(node) for node in nodes]
+    if not referred or any(found is None for found in referred):
+        return dict(prop)
+    merged: dict[str, Any] = {}
+    for found in referred:
+        merged.update(found or {})
+    return {**merged, **own}
 
 
 def _hide_operations(result: dict[str, Any], user: Any) -> None:

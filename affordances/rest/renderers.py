@@ -51,7 +51,10 @@ def _number(value: Decimal | None) -> int | float | None:
 
 
 def hal_property(item: InputField) -> dict[str, Any]:
-    """One HAL-FORMS property from one (narrowed) input field."""
+    """One HAL-FORMS property from one (narrowed) input field: the choices it offers as
+    ``options.inline`` (``const``: one), its inclusive bounds as ``min``/``max`` on its
+    ``step``, its lengths, and its pattern (the input's own and the constraint's, one
+    ``regex``); a decimal also its plain decimal strings as ``regex``."""
     prop: dict[str, Any] = {"name": item.name, "prompt": item.label}
     if item.required:
         prop["required"] = True
@@ -68,8 +71,11 @@ def hal_property(item: InputField) -> dict[str, Any]:
         for key, value in (("min", item.minimum), ("max", item.maximum)):
             if value is not None:
                 prop[key] = _number(value)
-        if item.kind == "decimal" and item.decimal_places is not None:
-            prop["step"] = _number(Decimal(1).scaleb(-item.decimal_places))
+        if item.kind == "decimal" and item.step is not None:
+            prop["step"] = _number(item.step)
+        if item.kind == "decimal" and item.pattern:
+            # The decimal rule's other half: the plain decimal strings the input takes.
+            prop["regex"] = item.pattern
     elif item.kind == "date":
         prop["type"] = "date"
     elif item.kind == "datetime":

@@ -8,7 +8,7 @@ from django.urls import NoReverseMatch, reverse
 
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, Unavailable, evaluate_in_state, refused_by_state
-from affordances.operations import Operation
+from affordances.operations import Holding, Operation
 from affordances.representations import Shape, compact_entry
 from affordances.resources import Resource
 
@@ -45,10 +45,12 @@ class AffordanceLists:
     """``affordances`` and ``unavailableAffordances`` of each object of one request.
 
     What does not depend on the object is worked out once, not once per row: the
-    caller's operations (``operations``: those it may know about), URL templates, the
-    entries' fixed parts, and per state what the state alone decides (the refusals of
-    the operations that state does not allow); each row reads its state once and
-    evaluates only the operations its state leaves open.
+    caller's operations (``operations``: those it may know about) and what it holds of
+    each without an object, URL templates, the entries' fixed parts, and per state what
+    the state alone decides (the refusals of the operations that state does not allow,
+    to a caller who sees them on every object); each row reads its state once and
+    evaluates only the operations its state leaves open, or whose permissions only the
+    object can answer.
     """
 
     def __init__(
@@ -76,6 +78,7 @@ class AffordanceLists:
                     }
                 ),
                 _target_template(operation, request),
+                operation.holding(user),
             )
             for operation in operations
         ]
@@ -92,11 +95,11 @@ class AffordanceLists:
             plan = self._plans[states] = self._plan(states)
         pk = instance.pk
         version = getattr(instance, self.version_field)
-        for operation, state, static, target, refusal in plan:
+        for operation, state, static, target, holding, refusal in plan:
             if refusal is not None:
                 unavailable.append(dict(refusal))  # a copy per row: its reader may change it
                 continue
-            result = evaluate_in_state(operation, instance, self.user, state)
+            result = evaluate_in_state(operation, instance, self.user, state, holding=holding)
             if isinstance(result, Available):
                 entry = {
                     **static,
@@ -115,11 +118,11 @@ class AffordanceLists:
         decides it, else None (the object decides)."""
         by_field = {id(field): state for field, state in zip(self._fields, states, strict=True)}
         plan = []
-        for operation, static, target in self._operations:
+        for operation, static, target, holding in self._operations:
             state = by_field[id(operation.facts.field)]
-            refused = refused_by_state(operation, state)
+            refused = refused_by_state(operation, state, holding)
             refusal = self._refusal(operation, refused.reason) if refused is not None else None
-            plan.append((operation, state, static, target, refusal))
+            plan.append((operation, state, static, target, holding, refusal))
         return plan
 
     def _shaped(self, entry: dict[str, Any]) -> dict[str, Any]:
@@ -130,8 +133,11 @@ class AffordanceLists:
 
 
 # An operation, its object's state, the entry's fixed part, the target URL around the
-# object's id, and the refusal when the state alone decides it.
-_Step = tuple[Operation, Any, dict[str, Any], tuple[str, str] | None, dict[str, Any] | None]
+# object's id, what the caller holds of it without an object, and the refusal when the
+# state alone decides it.
+_Step = tuple[
+    Operation, Any, dict[str, Any], tuple[str, str] | None, Holding, dict[str, Any] | None
+]
 
 
 class AffordancesMixin:

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.core.validators import RegexValidator
 from django.db import models
 from django.http import Http404, QueryDict
 from drf_spectacular.utils import extend_schema
@@ -38,6 +39,7 @@ from affordances.rest.documentation import document_create, document_list
 from affordances.rest.exceptions import HiddenRoute, ProblemResponsesMixin, caller
 from affordances.rest.serializers import affordance_shape
 from affordances.rest.views import ProblemSerializer, vary_private
+from affordances.schemas import conjoined_pattern
 
 __all__ = [
     "CreateResourceMixin",
@@ -117,6 +119,20 @@ class ResourceMetadata(SimpleMetadata):
             if serializer is not None:
                 actions[method] = self.get_serializer_info(serializer)
         return actions
+
+    def get_field_info(self, field: serializers.Field[Any, Any, Any, Any]) -> dict[str, Any]:
+        """DRF's description of a field, plus the ``pattern`` its regex validators (its
+        own, a constraint's) hold together: what a string must match."""
+        info: dict[str, Any] = super().get_field_info(field)
+        patterns = [
+            re.compile(validator.regex).pattern
+            for validator in field.validators
+            if isinstance(validator, RegexValidator) and not validator.inverse_match
+        ]
+        pattern = conjoined_pattern(patterns)
+        if pattern is not None:
+            info["pattern"] = pattern
+        return info
 
 
 class ResourceMixin(ProblemResponsesMixin):

@@ -53,3 +53,64 @@ class Ticket(models.Model):
         """Reopen a ticket through a body that always fails, to prove rollbacks."""
         self.assignee = "half-applied"
         raise RuntimeError("the body failed after changing the object")
+
+
+@condition("over_limit")
+def within_limit(expense: Expense) -> bool:
+    return expense.amount <= Expense.LIMIT
+
+
+class Expense(models.Model):
+    """Who may act on an expense is decided per expense — by its owner and its reviewer —
+    by an object-permission backend (tests/test_object_permissions.py wires django-rules)."""
+
+    LIMIT = 1000
+
+    state = FSMField(default="draft", protected=True)
+    # Usernames, not foreign keys: this app has no migrations, and its tables are made
+    # before auth's (PostgreSQL refuses a foreign key to a table not made yet).
+    owner = models.CharField(max_length=150)
+    reviewer = models.CharField(max_length=150, blank=True, default="")
+    amount = models.PositiveIntegerField(default=10)
+    version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        permissions = [
+            ("submit_expense", "Can submit and withdraw expenses"),
+            ("review_expense", "Can approve and reopen expenses"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Expense #{self.pk} ({self.state})"
+
+    @operation(title="Submit expense", reasons={"submitted": "already_submitted"})
+    @transition(
+        field=state, source="draft", target="submitted", permission="generic.submit_expense"
+    )
+    def submit(self) -> None:
+        """Submit a draft expense for review."""
+
+    @operation(title="Approve expense", reasons={"draft": "not_submitted"})
+    @transition(
+        field=state,
+        source="submitted",
+        target="approved",
+        permission="generic.review_expense",
+        conditions=[within_limit],
+    )
+    def approve(self) -> None:
+        """Approve a submitted expense within the limit."""
+
+    # One method, two django-fsm transitions: different sources, different permissions.
+    @operation(title="Reopen expense")
+    @transition(field=state, source="approved", target="draft", permission="generic.review_expense")
+    @transition(
+        field=state, source="submitted", target="draft", permission="generic.submit_expense"
+    )
+    def reopen(self) -> None:
+        """Put an expense back to draft: its owner withdraws a submitted one, its reviewer
+        reopens an approved one."""
+
+
+# Defined in a module of its own, for tests/test_constraint_vocabulary.py.
+from tests.generic.parcels import Parcel  # noqa: E402, F401
