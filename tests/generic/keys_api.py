@@ -1,0 +1,66 @@
+"""The UUID- and text-keyed models wired as a project would (REST, MCP, admin), for
+tests/test_key_types.py; reloaded once they are registered."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+from rest_framework import serializers
+
+from affordances.admin import AffordanceAdminMixin
+from affordances.mcp import McpView
+from affordances.rest import AffordancesMixin, ResourceRouter, ResourceViewSet
+from tests.generic.keys import Locker, Voucher
+
+
+class VoucherSerializer(AffordancesMixin, serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="voucher-detail")
+
+    class Meta:
+        model = Voucher
+        fields = ["id", "url", "phase", "version"]
+        read_only_fields = fields
+
+
+class LockerSerializer(AffordancesMixin, serializers.ModelSerializer):
+    url = serializers.HyperlinkedIdentityField(view_name="locker-detail")
+
+    class Meta:
+        model = Locker
+        fields = ["code", "url", "phase", "version"]
+        read_only_fields = fields
+
+
+class VoucherViewSet(ResourceViewSet):
+    model = Voucher
+
+
+class LockerViewSet(ResourceViewSet):
+    model = Locker
+
+
+class KeyedAdmin(AffordanceAdminMixin, admin.ModelAdmin):
+    pass
+
+
+site = admin.AdminSite(name="keys_admin")
+site.register(Voucher, KeyedAdmin)
+site.register(Locker, KeyedAdmin)
+
+router = ResourceRouter()
+router.register("vouchers", VoucherViewSet)
+router.register("lockers", LockerViewSet)
+
+urlpatterns = [
+    path("api/", include("affordances.rest.urls")),
+    path("api/", include(router.urls)),
+    path("mcp", McpView.as_view(), name="mcp"),
+    path("keys-admin/", site.urls),
+]
+
+handler404 = "affordances.rest.not_found_view"
+
+REGISTRATIONS = {
+    "generic.Voucher": {"SERIALIZER": "tests.generic.keys_api.VoucherSerializer"},
+    "generic.Locker": {"SERIALIZER": "tests.generic.keys_api.LockerSerializer"},
+}
