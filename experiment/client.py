@@ -1,10 +1,11 @@
 """An MCP client for agents: the official SDK, with every HTTP exchange recorded.
 
 Agents talk to the server only through :class:`McpSession`. It lists the tools once
-(the agent's frozen list), calls tools, and lets the runner step in at two moments
-(:class:`Hooks`): after the tool list was taken, and before each tool call. Every byte
-sent and received is kept in a :class:`Trace`; the metrics are computed from it, never
-from what an agent says it did.
+(the agent's frozen list; a host may list them again, :meth:`McpSession.refresh_tools`),
+calls tools, and lets the runner step in at two moments (:class:`Hooks`): after the tool
+list was first taken, and before each tool call. Every byte sent and received is kept in
+a :class:`Trace`; the metrics are computed from it, never from what an agent says it
+did, and the run's transcript is written from it.
 """
 
 from __future__ import annotations
@@ -77,8 +78,11 @@ class Trace:
     # What the agent placed in its context before its first step.
     instructions: str = ""
     schemas_text: str = ""
-    # Calls the agent refused itself, never sent: a distractor tool, malformed arguments.
+    # Calls the agent's host refused itself, never sent: a distractor tool, a tool it
+    # does not know (or does not show), arguments that are not a JSON object.
     local_refusals: list[tuple[str, str]] = field(default_factory=list)
+    # Where each local refusal fell among the exchanges (how many had been recorded).
+    local_refusal_at: list[int] = field(default_factory=list)
     # What an LLM endpoint reported, summed over the session: tokens (``prompt``,
     # ``cached``, ``completion``), requests, the model's time, the tokens of the tool
     # definitions sent, and tool calls repaired from the text of an answer.
@@ -88,6 +92,15 @@ class Trace:
     llm_schema_tokens: int = 0
     llm_repairs: int = 0
     llm_model: str = ""
+    # Answers that tried to be a tool call and could not be read (the host said so).
+    llm_unparsed: int = 0
+    # The conversation as the model saw it (LLM agents): every request and response,
+    # see experiment.agents.llm.LlmAgent; None for an agent without a model.
+    conversation: dict[str, Any] | None = None
+
+    def refuse_locally(self, name: str, why: str) -> None:
+        self.local_refusals.append((name, why))
+        self.local_refusal_at.append(len(self.exchanges))
 
 
 @dataclass(frozen=True)
@@ -98,6 +111,8 @@ class Outcome:
     body: dict[str, Any] | None
     text: str
     protocol_error: dict[str, Any] | None = None
+    # The CallToolResult as the server sent it (None for a protocol error).
+    result: dict[str, Any] | None = None
 
     @property
     def code(self) -> str | None:
@@ -239,10 +254,23 @@ class McpSession:
         """The tools, listed once: later calls return the same (frozen) list."""
         if self.tools is not None:
             return self.tools
+        tools = await self._list()
+        self.tools = tools
+        self.trace.schemas_text = _compact(tool_definitions(tools))
+        await self.hooks.after_list_tools()
+        return tools
+
+    async def refresh_tools(self) -> list[dict[str, Any]]:
+        """``tools/list`` again, past the client's cache of it (``ttlMs``): a host that
+        met a tool name it did not know. The list the agent works with from now on."""
+        self.tools = await self._list(cache_mode="refresh")
+        return self.tools
+
+    async def _list(self, cache_mode: str = "use") -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:
-            page = await self._client.list_tools(cursor=cursor)
+            page = await self._client.list_tools(cursor=cursor, cache_mode=cache_mode)
             tools.extend(
                 tool.model_dump(mode="json", by_alias=True, exclude_none=True)
                 for tool in page.tools
@@ -250,9 +278,6 @@ class McpSession:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        self.tools = tools
-        self.trace.schemas_text = _compact(tool_definitions(tools))
-        await self.hooks.after_list_tools()
         return tools
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Outcome:
@@ -270,4 +295,5 @@ class McpSession:
             ok=not bool(dumped.get("isError")),
             body=body if isinstance(body, dict) else None,
             text=context_text(dumped),
+            result=dumped,
         )

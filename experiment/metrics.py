@@ -2,17 +2,25 @@
 
 - ``calls``: ``tools/call`` requests the agent sent; ``reads``: those of a read-only
   tool (``readOnlyHint`` in a tool list the server sent).
-- ``invalidTransitions``: attempts to change something that the server refused —
-  a write tool answered with ``isError`` (``operation_not_available``,
-  ``validation_error``, ``not_found``…), a ``tools/call`` answered with a JSON-RPC error
-  (unknown or forbidden tool), and every call of a distractor tool. A refusal caused
-  by someone else's change is not the agent's mistake and is counted as a stale
-  conflict instead (below).
-- ``staleConflicts``: refusals because the agent's view was out of date:
-  ``stale_version``, or (interface C) ``operation_not_available`` for a template that
-  the latest document the agent got of that resource (read, embedded in a collection,
-  or returned by a submission) offered. ``staleRecovered``: those followed by
-  a successful read, in a run that succeeded.
+- ``refusedWrites``: every refused attempt to change something, by cause:
+
+  - ``conflict`` — another user really changed the object (a :class:`Change` the runner
+    made) after the agent last read it, and the attempt was right before that change:
+    ``stale_version`` for the very version the object had before it, or
+    ``operation_not_available`` for an operation that applied to it before it;
+  - ``madeUpVersion`` — any other ``stale_version``: a version the agent made up, or
+    kept after reading a newer one (in a task where nothing else changed the object,
+    every ``stale_version`` is this);
+  - ``addressing`` — a call that names nothing there is: ``not_found``, an unknown or
+    hidden tool (a JSON-RPC error, or refused by the host), a distractor, arguments
+    that are not a JSON object, a URL outside the API (C);
+  - ``policy`` — the server's rules refused it: ``operation_not_available`` (state or
+    policy, with its ``reason``), ``validation_error`` (values the rules exclude), and
+    anything else.
+
+  ``invalidTransitions`` = policy + madeUpVersion + addressing (the agent's mistakes);
+  ``staleConflicts`` = conflict. ``staleRecovered``: conflicts followed by a successful
+  read, in a run that succeeded.
 - ``contextBytes``: what the agent placed in its context — ``schemas`` (its tool list as
   function definitions), ``instructions`` (the server's), ``responses`` (the text of
   every tool result). ``contextTokens``: the same in tokens (see
@@ -24,17 +32,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from experiment.client import Exchange, Trace, context_text
 from experiment.tokens import Tokenizer
 
-__all__ = ["RunMetrics", "forbidden_traces", "measure"]
+__all__ = ["CAUSES", "Change", "RunMetrics", "forbidden_traces", "measure"]
 
-# A template offered by the agent's last read of a resource, refused now: it changed.
-_NOT_AVAILABLE = "operation_not_available"
+CAUSES = ("policy", "madeUpVersion", "addressing", "conflict")
+_ADDRESSING_CODES = {"not_found", "malformed_request"}
+# submit_form's own arguments: a refusal about them names nothing there is.
+_FORM_ADDRESS = {"url", "template", "arguments"}
+
+
+@dataclass(frozen=True)
+class Change:
+    """Another user's change to one object during a run (a task's injection)."""
+
+    resource: str  # the catalog's resource name: order, purchase_request
+    pk: int
+    path: str  # the object's URL path, /api/orders/13/
+    version_before: int
+    # The operations the run's user could run on it just before the change.
+    available_before: frozenset[str]
+    # How many exchanges the session had recorded when it happened.
+    at: int
 
 
 @dataclass
@@ -45,6 +71,7 @@ class RunMetrics:
     listings: int = 0
     stale_conflicts: int = 0
     stale_recovered: int = 0
+    refused: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CAUSES, 0))
     leaks: int = 0
     leak_samples: list[str] = field(default_factory=list)
     context_bytes: dict[str, int] = field(default_factory=dict)
@@ -101,35 +128,97 @@ def _read_only_tools(exchanges: list[Exchange]) -> set[str]:
     return names
 
 
-def _learn_templates(seen: dict[str, set[str]], url: str, document: Any) -> None:
-    """The templates each resource offered in ``document``: itself and embedded items."""
-    if not isinstance(document, dict):
-        return
-    items = [(url, document)]
-    for embedded in (document.get("_embedded") or {}).values():
-        for item in embedded if isinstance(embedded, list) else []:
-            href = (
-                (item.get("_links") or {}).get("self", {}).get("href")
-                if isinstance(item, dict)
-                else None
-            )
-            if href:
-                items.append((href, item))
-    for href, item in items:
-        templates = item.get("_templates")
-        seen[href] = set(templates) if isinstance(templates, dict) else set()
+def _path(url: Any) -> str:
+    """A URL's path as the API spells it: slashes collapsed, the trailing one added."""
+    path = re.sub(r"//+", "/", urlsplit(str(url)).path or "/")
+    return path if path.endswith("/") else path + "/"
+
+
+def _target(name: str, arguments: dict[str, Any]) -> tuple[str | None, Any]:
+    """(resource path or tool name, id) a write names: C's ``url``, or a catalog tool's
+    ``…Id`` argument."""
+    if name == "submit_form":
+        return _path(arguments.get("url")), None
+    ids = [value for key, value in arguments.items() if str(key).endswith("Id")]
+    return name, ids[0] if ids else None
+
+
+def _names(change: Change, name: str, arguments: dict[str, Any]) -> bool:
+    where, pk = _target(name, arguments)
+    if name == "submit_form":
+        return where == change.path
+    return name.endswith(f"_{change.resource}") and str(pk) == str(change.pk)
+
+
+def _sent_version(name: str, arguments: dict[str, Any]) -> int | None:
+    values = arguments.get("arguments") if name == "submit_form" else arguments
+    version = values.get("expectedVersion") if isinstance(values, dict) else None
+    try:
+        return int(version) if version is not None and not isinstance(version, bool) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _operation(name: str, arguments: dict[str, Any]) -> str:
+    return str(arguments.get("template")) if name == "submit_form" else name
+
+
+def _cause(
+    index: int,
+    name: str,
+    arguments: dict[str, Any],
+    body: dict[str, Any],
+    changes: Sequence[Change],
+    seen_after: Any,
+) -> str:
+    """Why a write was refused (see the module's docstring)."""
+    code = body.get("code")
+    if code in _ADDRESSING_CODES:
+        return "addressing"
+    if code == "validation_error" and name == "submit_form":
+        errors = body.get("errors")
+        if isinstance(errors, dict) and errors and set(errors) <= _FORM_ADDRESS:
+            return "addressing"
+    # The changes to this object, made before this call and unseen by the agent since.
+    relevant = [
+        change
+        for change in changes
+        if change.at <= index
+        and _names(change, name, arguments)
+        and not seen_after(change.path, change.at, index)
+    ]
+    if code == "stale_version":
+        sent = _sent_version(name, arguments)
+        real = any(sent == change.version_before for change in relevant)
+        return "conflict" if real else "madeUpVersion"
+    if code == "operation_not_available":
+        operation = _operation(name, arguments)
+        if any(operation in change.available_before for change in relevant):
+            return "conflict"
+    return "policy"
 
 
 def measure(
-    trace: Trace, *, forbidden: list[str], success: bool, tokenizer: Tokenizer
+    trace: Trace,
+    *,
+    forbidden: list[str],
+    success: bool,
+    tokenizer: Tokenizer,
+    changes: Sequence[Change] = (),
 ) -> RunMetrics:
     metrics = RunMetrics()
     read_only = _read_only_tools(trace.exchanges)
     responses: list[str] = []
-    # Interface C: the templates the latest read of each URL offered.
-    seen_templates: dict[str, set[str]] = {}
-    stale_at: list[int] = []
-    successful_reads_at: list[int] = []
+    # Successful reads: (index, the text they returned), to tell what the agent saw.
+    successful_reads: list[tuple[int, str]] = []
+    conflicts_at: list[int] = []
+
+    def seen_after(path: str, start: int, end: int) -> bool:
+        return any(start <= at < end and path in text for at, text in successful_reads)
+
+    def count(cause: str) -> None:
+        metrics.refused[cause] += 1
+
     for index, exchange in enumerate(trace.exchanges):
         if exchange.method == "tools/list":
             metrics.listings += 1
@@ -142,42 +231,35 @@ def measure(
         metrics.reads += is_read
         responses.append(context_text(exchange.result, exchange.error))
         if exchange.error is not None:
-            metrics.invalid_transitions += 1
+            count("addressing")
             metrics.refusals.append(f"{name}: JSON-RPC {exchange.error.get('code')}")
             continue
         result = exchange.result or {}
         body = result.get("structuredContent")
         if not result.get("isError"):
             if is_read:
-                successful_reads_at.append(index)
-            if name in {"read_resource", "submit_form"} and isinstance(body, dict):
-                href = (body.get("_links") or {}).get("self", {}).get("href")
-                _learn_templates(seen_templates, str(href or arguments.get("url")), body)
+                successful_reads.append((index, responses[-1]))
             continue
-        code = body.get("code") if isinstance(body, dict) else None
-        reason = body.get("reason") if isinstance(body, dict) else None
         if is_read:
             continue  # a failed read changes nothing
-        stale = code == "stale_version" or (
-            name == "submit_form"
-            and code == _NOT_AVAILABLE
-            and str(arguments.get("template"))
-            in seen_templates.get(str(arguments.get("url")), set())
-        )
-        if stale:
-            metrics.stale_conflicts += 1
-            stale_at.append(index)
-        else:
-            metrics.invalid_transitions += 1
+        problem = body if isinstance(body, dict) else {}
+        cause = _cause(index, name, arguments, problem, changes, seen_after)
+        count(cause)
+        if cause == "conflict":
+            conflicts_at.append(index)
+        code, reason = problem.get("code"), problem.get("reason")
         metrics.refusals.append(f"{name}: {code}" + (f" ({reason})" if reason else ""))
     for name, why in trace.local_refusals:
-        metrics.invalid_transitions += 1
+        count("addressing")
         metrics.refusals.append(f"{name}: {why}")
+    metrics.stale_conflicts = metrics.refused["conflict"]
+    metrics.invalid_transitions = sum(
+        number for cause, number in metrics.refused.items() if cause != "conflict"
+    )
     if success:
         metrics.stale_recovered = sum(
-            1 for at in stale_at if any(read > at for read in successful_reads_at)
+            1 for at in conflicts_at if any(read > at for read, _ in successful_reads)
         )
-
     response_text = "".join(responses)
     metrics.context_bytes = {
         "schemas": len(trace.schemas_text.encode()),

@@ -11,7 +11,10 @@ static tool list is refused where one that reads the affordances is not:
 - ``Q7``: another user cancels the request between the agent's read and its write;
 - ``Q8``: a requester's agent must not learn of approval, ordering or payment;
 - ``Q9``, ``Q10``: payment methods narrowed by amount and an invoice that does not
-  match; a frozen period and a blocked supplier behind three "approved" requests.
+  match; a frozen period and a blocked supplier behind three "approved" requests;
+- ``Q11``-``Q15``: a partial receipt and its claim, a recall that applies to one of two
+  receipts, pay or dispute by whether the invoice matches, an approval the budget
+  forbids (send it back instead), a withdrawal that is too late for one of two.
 
 Demo requests are named by their seed key (``pr-05``, see ``procurement/demo.py``).
 """
@@ -78,9 +81,19 @@ def _flags(key: str, **wanted: bool) -> Callable[[Check], None]:
     return check
 
 
-def _answer_mentions(word: str) -> Callable[[Check], None]:
+def _answer_says(pattern: str, what: str) -> Callable[[Check], None]:
+    """The answer says ``what`` (``pattern``, in words the goal does not contain)."""
+
     def check(c: Check) -> None:
-        c.expect(word in c.answer.lower(), f"the answer does not mention {word!r}")
+        c.expect_answer(pattern, f"the answer does not say {what}")
+
+    return check
+
+
+def _field(key: str, name: str, value: Any) -> Callable[[Check], None]:
+    def check(c: Check) -> None:
+        given = getattr(c.request(key), name)
+        c.expect(given == value, f"{key}: {name} is {given!r}, not {value!r}")
 
     return check
 
@@ -227,10 +240,15 @@ PROCUREMENT_TASKS: tuple[Task, ...] = (
         "Q5",
         "the last budget, taken by a concurrent approval",
         "approver",
-        "Approve purchase request {pr-09} (banners for marketing) if its cost center's "
-        "budget still allows it; otherwise leave it and say why.",
-        (act("approve", "pr-09"),),
-        _all(_status("pr-09", "submitted"), _status("pr-08", "approved")),
+        "Approve purchase request {pr-09} (banners for marketing) if the rules allow it "
+        "now; otherwise leave it and say why.",
+        (act("approve", "pr-09", explain=True),),
+        _all(
+            _status("pr-09", "submitted"),
+            _status("pr-08", "approved"),
+            # budget_exhausted; the goal never mentions the budget.
+            _answer_says(r"budget", "why (the budget)"),
+        ),
         injection=Injection(
             "after_list_tools",
             perform_as("senior_approver", f"approve_{RESOURCE}", "pr-08"),
@@ -265,7 +283,8 @@ PROCUREMENT_TASKS: tuple[Task, ...] = (
         _all(
             _status("pr-11", "cancelled"),
             _performed("pr-11", "order", times=0),
-            _answer_mentions("cancel"),
+            # request_cancelled, cancelled: the goal never mentions a cancellation.
+            _answer_says(r"cancell?ed", "that it was cancelled"),
         ),
         injection=Injection(
             "before_write",
@@ -320,6 +339,98 @@ PROCUREMENT_TASKS: tuple[Task, ...] = (
             _status("pr-11", "ordered"),
             _status("pr-12", "approved"),
             _status("pr-13", "approved"),
+        ),
+    ),
+    Task(
+        "Q11",
+        "a partial receipt, then the claim for what is missing",
+        "receiving_clerk",
+        "The delivery for purchase request {pr-16} came in short: 38 of its 40 units "
+        'arrived. Record the receipt of those 38, then file a claim "2 units missing" for '
+        "the rest.",
+        (
+            act("receive", "pr-16", {"quantity": 38}),
+            act("file_claim", "pr-16", {"description": "2 units missing"}),
+        ),
+        _all(
+            _status("pr-16", "received"),
+            _field("pr-16", "received_quantity", 38),
+            _field("pr-16", "claim", "2 units missing"),
+        ),
+    ),
+    Task(
+        "Q12",
+        "a recall that applies to one of two receipts",
+        "receiving_clerk",
+        "Check the received goods of purchase requests {pr-18} and {pr-19}: return any "
+        'whose supplier has an open product recall, with the note "Supplier recall". '
+        "Leave the others as they are.",
+        (
+            act("recall", "pr-18", {"note": "Supplier recall"}),
+            act("recall", "pr-19", {"note": "Supplier recall"}),
+        ),
+        _all(_flags("pr-18", recalled=True), _flags("pr-19", recalled=False)),
+    ),
+    Task(
+        "Q13",
+        "pay the invoice that matches, dispute the one that does not",
+        "accounts_payable",
+        "The invoices of purchase requests {pr-20} and {pr-21} are due. Pay each one whose "
+        "invoice matches what was received, by bank transfer; send any other back to the "
+        'supplier by disputing it, with the reason "Amount differs from goods received".',
+        (
+            act("pay", "pr-20", {"paymentMethod": "bank_transfer"}),
+            act("pay", "pr-21", {"paymentMethod": "bank_transfer"}),
+            act("dispute_invoice", "pr-20", {"reason": "Amount differs from goods received"}),
+            act("dispute_invoice", "pr-21", {"reason": "Amount differs from goods received"}),
+        ),
+        _all(
+            _status("pr-20", "paid"),
+            _performed("pr-20", "pay", paymentMethod="bank_transfer"),
+            _performed("pr-20", "dispute_invoice", times=0),
+            _status("pr-21", "received"),
+            _performed("pr-21", "dispute_invoice"),
+            _performed("pr-21", "pay", times=0),
+        ),
+    ),
+    Task(
+        "Q14",
+        "an approval the budget forbids: send it back instead",
+        "approver",
+        "Decide purchase request {pr-07} (a trade fair booth): approve it if you may; if you "
+        "may not approve it now, send it back to its requester with the note "
+        '"Please revise: it cannot be approved as it stands."',
+        (
+            act("approve", "pr-07"),
+            act(
+                "request_changes",
+                "pr-07",
+                {"note": "Please revise: it cannot be approved as it stands."},
+                only_if={"status": "submitted"},
+            ),
+        ),
+        _all(
+            _status("pr-07", "draft"),
+            _performed("pr-07", "approve", times=0),
+            _performed(
+                "pr-07",
+                "request_changes",
+                note="Please revise: it cannot be approved as it stands.",
+            ),
+        ),
+    ),
+    Task(
+        "Q15",
+        "withdraw two requests; one is too far along",
+        "rita",
+        "Withdraw your purchase requests {pr-09} and {pr-12} if they can still be "
+        "withdrawn; for any that cannot, leave it and say why.",
+        (act("withdraw", "pr-09"), act("withdraw", "pr-12")),
+        _all(
+            _status("pr-09", "withdrawn"),
+            _status("pr-12", "approved"),
+            # already_approved: the goal never says how far it got.
+            _answer_says(r"approved", "why pr-12 stays (it is approved)"),
         ),
     ),
 )

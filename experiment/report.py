@@ -1,11 +1,16 @@
 """The report of an experiment: ``results.json``, ``report.md`` and ``chart.png``.
 
 ``report.md`` has one row per task x interface x agent (means over the repeats, success
-as passed/runs), totals per interface x agent, pass^k per interface x agent (tau-bench's
-estimator: for a task passed c times in n runs, C(c, k) / C(n, k), averaged over tasks),
-and for a model: its tokens as its server counted them (prompt, cached, tool schemas),
-repaired tool calls, and which differences between interfaces are beyond noise
-(Fisher's exact test on the runs passed; a Wilson interval per interface).
+as passed/runs), per arm (interface x agent) the success with its Wilson interval,
+pass^k (tau-bench's estimator: for a task passed c times in n runs, C(c, k) / C(n, k),
+averaged over tasks) and the refused writes by cause, for a model its tokens as its
+server counted them (prompt, cached, tool schemas) and its repaired and unreadable
+calls, and the pre-registered comparisons (docs/experiment/preregistration.md): B and
+B-focus against A on success (an exact test stratified by task, with the
+Cochran-Mantel-Haenszel χ² beside it) and on invalid writes per run (a task-paired
+sign-flip permutation test), Holm-adjusted, each with a task-bootstrap interval
+(:mod:`experiment.stats`). Runs the model's endpoint failed (``infrastructureError``)
+are left out and counted.
 
 An agent run under a perturbation (scrambled names, distractor tools) is its own arm:
 ``llm scrambled`` is reported beside ``llm``, never pooled with it.
@@ -16,13 +21,19 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from math import comb, sqrt
+from math import comb
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from experiment.stats import cmh, exact_stratified, holm, sign_flip, task_bootstrap, wilson
+
 __all__ = [
+    "PRIMARY",
+    "SECONDARY",
     "aggregate",
+    "arm_totals",
+    "comparisons",
     "fisher_exact",
     "label",
     "model_totals",
@@ -30,6 +41,11 @@ __all__ = [
     "wilson",
     "write_report",
 ]
+
+CAUSES = ("policy", "madeUpVersion", "addressing", "conflict")
+# The pre-registered comparisons (treatment, baseline), and the exploratory ones.
+PRIMARY = (("B", "A"), ("B-focus", "A"))
+SECONDARY = (("B-compact", "A"), ("C", "A"), ("B-focus", "B"))
 
 Key = tuple[str, str, str]
 
@@ -97,7 +113,13 @@ def pass_hat_k(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return dict(sorted(table.items(), key=lambda item: rank.get(item[0].split("/")[0], len(rank))))
 
 
-INTERFACE_LABELS = {"A": "A static", "B": "B hybrid", "B-compact": "B compact", "C": "C forms"}
+INTERFACE_LABELS = {
+    "A": "A static",
+    "B": "B hybrid",
+    "B-compact": "B compact",
+    "B-focus": "B focus",
+    "C": "C forms",
+}
 
 
 def _in_order(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -113,10 +135,13 @@ def _sum(values: Iterable[Any]) -> float | None:
     return sum(counted) if counted else None
 
 
+MODEL_AGENTS = ("llm", "oracle")
+
+
 def model_totals(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per interface x LLM arm: what the model did and what its server counted."""
     rows = []
-    llm = [r for r in runs if r["agent"] == "llm"]
+    llm = [r for r in runs if r["agent"] in MODEL_AGENTS]
     for (interface, arm), group in _groups(llm, lambda r: (r["interface"], label(r))).items():
         prompt = _sum(r.get("promptTokens") for r in group)
         cached = _sum(r.get("cachedPromptTokens") for r in group)
@@ -140,20 +165,11 @@ def model_totals(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "cacheHitRate": cached / prompt if prompt and cached is not None else None,
                 "toolSchemaShare": schema / prompt if prompt and schema is not None else None,
                 "repairs": sum(r.get("repairs", 0) for r in group),
+                "unparsedCalls": sum(r.get("unparsedCalls", 0) for r in group),
                 "modelSeconds": sum(r.get("modelLatencyMs", 0) for r in group) / 1000,
             }
         )
     return _in_order(rows)
-
-
-def wilson(passed: int, runs: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of a success rate (sound at small n and at 0 or n)."""
-    if runs == 0:
-        return (0.0, 1.0)
-    rate = passed / runs
-    centre = (rate + z * z / (2 * runs)) / (1 + z * z / runs)
-    half = z / (1 + z * z / runs) * sqrt(rate * (1 - rate) / runs + z * z / (4 * runs * runs))
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def fisher_exact(a_passed: int, a_runs: int, b_passed: int, b_runs: int) -> float:
@@ -182,8 +198,8 @@ def model_table(rows: list[dict[str, Any]], hat: dict[str, dict[str, float]]) ->
     head = (
         "| if | agent | success (95% CI) | pass^1 | pass^n | invalid / run | turns / run "
         "| prompt tok | cached tok | cache hit | tool-schema tok | schema share "
-        "| completion tok | repairs | model s |\n"
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+        "| completion tok | repairs | unreadable | model s |\n"
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
     )
     lines = []
     for r in rows:
@@ -197,34 +213,234 @@ def model_table(rows: list[dict[str, Any]], hat: dict[str, dict[str, float]]) ->
             f"| {_count(r['promptTokens'])} | {_count(r['cachedPromptTokens'])} "
             f"| {_percent(r['cacheHitRate'])} | {_count(r['toolSchemaTokens'])} "
             f"| {_percent(r['toolSchemaShare'])} | {_count(r['completionTokens'])} "
-            f"| {r['repairs']} | {r['modelSeconds']:.0f} |"
+            f"| {r['repairs']} | {r['unparsedCalls']} | {r['modelSeconds']:.0f} |"
         )
     return head + "\n".join(lines) + "\n"
 
 
-def reading(rows: list[dict[str, Any]], alpha: float = 0.05) -> str:
-    """Which differences in runs passed are beyond noise, pair by pair of interfaces."""
-    lines = []
-    by_agent = _groups(rows, lambda r: r["agent"])
-    for agent, group in by_agent.items():
-        for i, first in enumerate(group):
-            for second in group[i + 1 :]:
-                p = fisher_exact(first["passed"], first["runs"], second["passed"], second["runs"])
-                verdict = "beyond noise" if p < alpha else "within noise"
-                lines.append(
-                    f"- {agent}: {first['interface']} {first['passed']}/{first['runs']} vs "
-                    f"{second['interface']} {second['passed']}/{second['runs']}: "
-                    f"Fisher p = {p:.3f}, {verdict} at {alpha}."
-                )
-    if not lines:
-        return ""
-    return (
-        "Each pair of interfaces, on the runs passed (two-sided Fisher exact test; the "
-        "intervals above are 95% Wilson intervals). With few runs per arm only large "
-        "differences can show; a difference within noise is not evidence of equality.\n\n"
-        + "\n".join(lines)
-        + "\n"
+def _refused(run: dict[str, Any]) -> dict[str, int]:
+    """A run's refused writes by cause; runs from before the split have only totals."""
+    causes = run.get("refusedWrites")
+    if isinstance(causes, dict):
+        return {cause: int(causes.get(cause, 0)) for cause in CAUSES}
+    return {
+        "policy": run.get("invalidTransitions", 0),
+        "madeUpVersion": 0,
+        "addressing": 0,
+        "conflict": run.get("staleConflicts", 0),
+    }
+
+
+def arm_totals(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per arm (interface x agent): success with its Wilson interval, pass^k, refused
+    writes by cause (per run), conflicts recovered, and the model's figures."""
+    hat = pass_hat_k(runs)
+    rows = []
+    for (interface, arm), group in _groups(runs, lambda r: (r["interface"], label(r))).items():
+        passed = sum(r["success"] for r in group)
+        low, high = wilson(passed, len(group))
+        causes = {cause: sum(_refused(r)[cause] for r in group) for cause in CAUSES}
+        ks = hat.get(f"{interface}/{arm}", {})
+        prompt = _sum(r.get("promptTokens") for r in group)
+        schema = _sum(r.get("toolSchemaTokens") for r in group)
+        rows.append(
+            {
+                "interface": interface,
+                "agent": arm,
+                "runs": len(group),
+                "tasks": len({r["task"] for r in group}),
+                "passed": passed,
+                "successLow": low,
+                "successHigh": high,
+                "passHat1": ks.get("1"),
+                "passHatN": ks[max(ks, key=int)] if ks else None,
+                "refusedWrites": causes,
+                "invalidPerRun": (causes["policy"] + causes["madeUpVersion"] + causes["addressing"])
+                / len(group),
+                "staleRecovered": sum(r.get("staleRecovered", 0) for r in group),
+                "unparsedCalls": sum(r.get("unparsedCalls", 0) for r in group),
+                "promptTokens": prompt,
+                "toolSchemaShare": schema / prompt if prompt and schema is not None else None,
+            }
+        )
+    return _in_order(rows)
+
+
+def arms_table(rows: list[dict[str, Any]]) -> str:
+    head = (
+        "| if | agent | tasks | success (95% CI) | pass^1 | pass^n | invalid / run "
+        "| policy | made-up version | addressing | conflict (recovered) | unreadable "
+        "| prompt tok | schema share |\n"
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n"
     )
+
+    def hat(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2f}"
+
+    lines = [
+        f"| {r['interface']} | {r['agent']} | {r['tasks']} | {r['passed']}/{r['runs']} "
+        f"({r['successLow']:.0%}-{r['successHigh']:.0%}) | {hat(r['passHat1'])} "
+        f"| {hat(r['passHatN'])} | {r['invalidPerRun']:.2f} "
+        f"| {r['refusedWrites']['policy']} | {r['refusedWrites']['madeUpVersion']} "
+        f"| {r['refusedWrites']['addressing']} "
+        f"| {r['refusedWrites']['conflict']} ({r['staleRecovered']}) | {r['unparsedCalls']} "
+        f"| {_count(r['promptTokens'])} | {_percent(r['toolSchemaShare'])} |"
+        for r in rows
+    ]
+    return head + "\n".join(lines) + "\n"
+
+
+def _invalid(run: dict[str, Any]) -> int:
+    causes = _refused(run)
+    return causes["policy"] + causes["madeUpVersion"] + causes["addressing"]
+
+
+def compare(
+    runs: list[dict[str, Any]], treatment: str, baseline: str, *, seed: int = 0
+) -> dict[str, Any] | None:
+    """``treatment`` against ``baseline`` over the tasks both ran: success (exact test
+    stratified by task, CMH, task bootstrap of the difference in rate) and invalid
+    writes per run (task-paired sign-flip test, task bootstrap of the difference)."""
+    by_arm = _groups(runs, lambda r: r["interface"])
+    if treatment not in by_arm or baseline not in by_arm:
+        return None
+    first = _groups(by_arm[baseline], lambda r: r["task"])
+    second = _groups(by_arm[treatment], lambda r: r["task"])
+    tasks = sorted(set(first) & set(second))
+    if not tasks:
+        return None
+    strata = [
+        (
+            sum(r["success"] for r in second[t]),
+            len(second[t]),
+            sum(r["success"] for r in first[t]),
+            len(first[t]),
+        )
+        for t in tasks
+    ]
+    chi2, p_cmh, odds = cmh(strata)
+    success_first = {t: [float(r["success"]) for r in first[t]] for t in tasks}
+    success_second = {t: [float(r["success"]) for r in second[t]] for t in tasks}
+    invalid_first = {t: [float(_invalid(r)) for r in first[t]] for t in tasks}
+    invalid_second = {t: [float(_invalid(r)) for r in second[t]] for t in tasks}
+    invalid_p, exact = sign_flip(
+        [mean(invalid_second[t]) - mean(invalid_first[t]) for t in tasks], seed=seed
+    )
+    return {
+        "treatment": treatment,
+        "baseline": baseline,
+        "tasks": len(tasks),
+        "success": {
+            "treatment": [sum(st[0] for st in strata), sum(st[1] for st in strata)],
+            "baseline": [sum(st[2] for st in strata), sum(st[3] for st in strata)],
+            "difference": task_bootstrap(success_first, success_second, seed=seed),
+            "exactP": exact_stratified(strata),
+            "cmhChi2": chi2,
+            "cmhP": p_cmh,
+            "mhOddsRatio": odds,
+        },
+        "invalid": {
+            "treatmentPerRun": mean(v for t in tasks for v in invalid_second[t]),
+            "baselinePerRun": mean(v for t in tasks for v in invalid_first[t]),
+            "difference": task_bootstrap(invalid_first, invalid_second, seed=seed),
+            "permutationP": invalid_p,
+            "exact": exact,
+        },
+    }
+
+
+def comparisons(runs: list[dict[str, Any]], *, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Per agent: the pre-registered comparisons (:data:`PRIMARY`, Holm-adjusted as one
+    family of four hypotheses — success and invalid writes, B and B-focus against A —
+    over those present) and the exploratory ones (:data:`SECONDARY`, unadjusted)."""
+    result: dict[str, dict[str, Any]] = {}
+    for agent, group in _groups(runs, label).items():
+        primary = [c for t, b in PRIMARY if (c := compare(group, t, b, seed=seed))]
+        secondary = [c for t, b in SECONDARY if (c := compare(group, t, b, seed=seed))]
+        if not primary and not secondary:
+            continue
+        family = {}
+        for c in primary:
+            family[f"success {c['treatment']} vs {c['baseline']}"] = c["success"]["exactP"]
+            family[f"invalid {c['treatment']} vs {c['baseline']}"] = c["invalid"]["permutationP"]
+        adjusted = holm(family)
+        for c in primary:
+            c["success"]["holmP"] = adjusted[f"success {c['treatment']} vs {c['baseline']}"]
+            c["invalid"]["holmP"] = adjusted[f"invalid {c['treatment']} vs {c['baseline']}"]
+        result[agent] = {"primary": primary, "secondary": secondary}
+    return result
+
+
+def _verdict(p: float, alpha: float = 0.05) -> str:
+    return "beyond noise" if p < alpha else "within noise"
+
+
+def comparisons_text(found: dict[str, dict[str, Any]]) -> str:
+    if not found:
+        return ""
+    parts = [
+        "Success: the exact conditional test stratified by task (Fisher's test summed "
+        "over tasks with every task's margins fixed), the Cochran-Mantel-Haenszel χ² "
+        "and the Mantel-Haenszel odds ratio beside it; the difference is the mean over "
+        "tasks of the difference in success rate. Invalid writes (policy + made-up "
+        "version + addressing refusals) per run: the task-paired sign-flip permutation "
+        "test. Intervals: 95% percentile, 2,000 task resamples. Holm's adjustment over "
+        "the pre-registered family (B and B-focus against A, on both measures); the "
+        "secondary comparisons are exploratory and unadjusted. Within noise is not "
+        "evidence of equality.\n"
+    ]
+    for agent, found_for in found.items():
+        rows = []
+        for kind, items in (
+            ("primary", found_for["primary"]),
+            ("secondary", found_for["secondary"]),
+        ):
+            for c in items:
+                s, i = c["success"], c["invalid"]
+                d, low, high = s["difference"]
+                odds = (
+                    "n/a"
+                    if s["mhOddsRatio"] is None
+                    else "∞"
+                    if s["mhOddsRatio"] == float("inf")
+                    else f"{s['mhOddsRatio']:.2f}"
+                )
+                holm_p = f"{s['holmP']:.3f}" if "holmP" in s else "-"
+                rows.append(
+                    f"| {kind} | success {c['treatment']} vs {c['baseline']} | {c['tasks']} "
+                    f"| {s['treatment'][0]}/{s['treatment'][1]} vs "
+                    f"{s['baseline'][0]}/{s['baseline'][1]} "
+                    f"| {d:+.3f} ({low:+.3f} to {high:+.3f}) "
+                    f"| exact p = {s['exactP']:.3f}; CMH χ² = {s['cmhChi2']:.2f}, "
+                    f"p = {s['cmhP']:.3f}; MH OR = {odds} | {holm_p} "
+                    f"| {_verdict(s.get('holmP', s['exactP']))} |"
+                )
+                d, low, high = i["difference"]
+                holm_p = f"{i['holmP']:.3f}" if "holmP" in i else "-"
+                how = "exact" if i["exact"] else "20,000 draws"
+                rows.append(
+                    f"| {kind} | invalid {c['treatment']} vs {c['baseline']} | {c['tasks']} "
+                    f"| {i['treatmentPerRun']:.2f} vs {i['baselinePerRun']:.2f} / run "
+                    f"| {d:+.3f} ({low:+.3f} to {high:+.3f}) "
+                    f"| sign-flip p = {i['permutationP']:.3f} ({how}) | {holm_p} "
+                    f"| {_verdict(i.get('holmP', i['permutationP']))} |"
+                )
+        parts.append(
+            f"**{agent}**\n\n"
+            "| family | hypothesis | tasks | observed | difference (95% CI) | test "
+            "| Holm p | at 0.05 |\n|---|---|---:|---|---|---|---:|---|\n" + "\n".join(rows) + "\n"
+        )
+    return "\n".join(parts)
+
+
+def _provenance(meta: dict[str, Any]) -> str:
+    facts = meta.get("provenance")
+    if not facts:
+        return ""
+    mixed = [key for key, values in facts.items() if len(values) > 1]
+    said = "; ".join(f"{key} {', '.join(values)}" for key, values in facts.items())
+    warning = f" **Mixed: {', '.join(mixed)}.**" if mixed else ""
+    return f"Runs made with: {said}.{warning}\n"
 
 
 def success_context_chart(runs: list[dict[str, Any]], path: Path) -> None:
@@ -436,16 +652,34 @@ def _model_meta(llm: dict[str, Any]) -> str:
     )
 
 
+def _pass_hat_table(hat: dict[str, dict[str, float]]) -> str:
+    ks = sorted({int(k) for values in hat.values() for k in values})
+    head = "| arm | " + " | ".join(f"k={k}" for k in ks) + " |\n|---|" + "---:|" * len(ks)
+    lines = [
+        f"| {arm} | "
+        + " | ".join(f"{values[str(k)]:.2f}" if str(k) in values else "n/a" for k in ks)
+        + " |"
+        for arm, values in hat.items()
+    ]
+    return head + "\n" + "\n".join(lines) + "\n"
+
+
 def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
-    runs = results["runs"]
+    # A run the model's endpoint failed says nothing about an interface: left out.
+    excluded = [r for r in results["runs"] if r.get("infrastructureError")]
+    runs = [r for r in results["runs"] if not r.get("infrastructureError")]
     task_rank = {task: index for index, task in enumerate(results["meta"].get("tasks", {}))}
     summary = sorted(aggregate(runs), key=lambda row: task_rank.get(row["task"], len(task_rank)))
+    seed = results["meta"].get("seed", 0)
     results = {
         **results,
         "summary": summary,
         "totals": totals(runs),
+        "arms": arm_totals(runs),
         "passHatK": pass_hat_k(runs),
+        "comparisons": comparisons(runs, seed=seed),
+        "excludedRuns": len(excluded),
     }
     model = model_totals(runs)
     if model:
@@ -474,12 +708,33 @@ def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
             else ""
         )
         + ".\n",
+        _provenance(meta),
         *(
             [
-                f"**Partial: {len(runs)} of {meta['plannedRuns']} planned runs.** Continue "
-                "with the same options and `--resume`.\n"
+                f"**Partial: {len(results['runs'])} of {meta['plannedRuns']} planned runs.** "
+                "Continue with the same options and `--resume`.\n"
             ]
             if meta.get("complete") is False
+            else []
+        ),
+        *(
+            [
+                f"{len(excluded)} run(s) left out: the model's endpoint failed "
+                "(`infrastructureError`; `--resume` does them again).\n"
+            ]
+            if excluded
+            else []
+        ),
+        "## Arms\n",
+        "Success with its 95% Wilson interval; pass^k as τ-bench estimates it; refused "
+        "writes by cause (policy: the rules refused it; made-up version: stale_version "
+        "with no real change behind it; addressing: no such tool, object or URL; "
+        "conflict: another user really changed the object) — invalid = all but "
+        "conflicts; unreadable: answers that tried to be a call and could not be read.\n",
+        arms_table(results["arms"]),
+        *(
+            ["## Pre-registered comparisons\n", comparisons_text(results["comparisons"])]
+            if results["comparisons"]
             else []
         ),
         *(
@@ -489,10 +744,10 @@ def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
         *(
             [
                 "## The model, per interface\n",
-                _model_meta(meta.get("llm") or {}),
+                _model_meta(meta["llm"])
+                if meta.get("llm")
+                else "The oracle's token counts are stand-ins (request bytes / 4).\n",
                 model_table(model, results["passHatK"]),
-                "## Reading\n",
-                reading(model),
             ]
             if model
             else []
@@ -504,18 +759,7 @@ def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
     ]
     if results["passHatK"]:
         parts.append("## pass^k\n")
-        parts.append(
-            "| arm | "
-            + " | ".join(f"k={k}" for k in next(iter(results["passHatK"].values())))
-            + " |\n|---|"
-            + "---:|" * len(next(iter(results["passHatK"].values())))
-            + "\n"
-            + "\n".join(
-                f"| {arm} | " + " | ".join(f"{v:.2f}" for v in ks.values()) + " |"
-                for arm, ks in results["passHatK"].items()
-            )
-            + "\n"
-        )
+        parts.append(_pass_hat_table(results["passHatK"]))
     failed = [r for r in runs if not r["success"]]
     if failed:
         parts.append("## Failed runs\n")

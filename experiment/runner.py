@@ -4,14 +4,22 @@ Per run: reset the demo orders, give the agent a session as the task's user on t
 interface's endpoint, let the runner change the world where the task says so, then
 check the database and measure the recorded traffic. The ORM is used only outside the
 event loop: before and after a run in this thread, during a run in one worker thread.
+
+Every run is appended to ``runs.jsonl`` as it ends, with what reproduces it — the
+commit (``git rev-parse HEAD``, or ``unknown`` outside a checkout) and a digest of the
+code the run executed, the seed, the model server's threads — and its transcript is
+written to ``transcripts/`` (every MCP request and response, and for a model every
+chat request and response it saw).
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import hashlib
 import json
 import random
+import subprocess
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
@@ -29,7 +37,7 @@ from django.utils.crypto import get_random_string
 
 from experiment.agents.base import Agent, Brief
 from experiment.client import McpSession
-from experiment.metrics import combined, forbidden_traces, measure
+from experiment.metrics import CAUSES, Change, combined, forbidden_traces, measure
 from experiment.suite import TASKS
 from experiment.tasks import Check, Phase, Task, fill_goal
 from experiment.tokens import get_tokenizer
@@ -45,9 +53,26 @@ __all__ = [
     "select_tasks",
 ]
 
-ENDPOINTS = {"A": "/mcp/static", "B": "/mcp", "B-compact": "/mcp/compact", "C": "/mcp/forms"}
-INTERFACE_NAMES = {"A": "static", "B": "hybrid", "B-compact": "compact", "C": "forms"}
-AGENTS = ("scripted", "llm")
+ENDPOINTS = {
+    "A": "/mcp/static",
+    "B": "/mcp",
+    "B-compact": "/mcp/compact",
+    # B's server; the host shows the model only the tools in focus (experiment.host).
+    "B-focus": "/mcp",
+    "C": "/mcp/forms",
+}
+INTERFACE_NAMES = {
+    "A": "static",
+    "B": "hybrid",
+    "B-compact": "compact",
+    "B-focus": "hybrid, focused host",
+    "C": "forms",
+}
+# scripted: the baselines; llm: a model; oracle: the llm agent's code path with the
+# scripted solution as its model; idle: answers at once (controls, see experiment.agents).
+AGENTS = ("scripted", "llm", "oracle", "idle")
+# The agents that run under the ToolSandbox-style conditions (the model's tool list).
+MODEL_AGENTS = ("llm",)
 # ToolSandbox-style perturbations of the tool list the model sees (LLM agent only),
 # each reported as its own condition.
 CONDITIONS = ("plain", "scrambled", "distractors", "scrambled+distractors")
@@ -83,6 +108,8 @@ class Config:
     llm_meta: Mapping[str, Any] = field(default_factory=dict)
     # Keep each run in out/runs.jsonl as it ends; with resume, skip the runs found there.
     resume: bool = False
+    # The oracle writes its calls into the answer's text (as small models do).
+    oracle_text_calls: bool = False
 
 
 def select_tasks(ids: tuple[str, ...]) -> list[Task]:
@@ -134,36 +161,61 @@ def make_agent(
         from experiment.agents.llm import LlmAgent
 
         return LlmAgent(llm_settings(config, condition), repeat=repeat)
-    from experiment.agents.scripted_a import ScriptedStaticAgent
-    from experiment.agents.scripted_b import ScriptedHybridAgent
-    from experiment.agents.scripted_c import ScriptedFormsAgent
+    if name == "oracle":
+        from experiment.agents.oracle import OracleAgent, oracle_settings
 
-    agents: dict[str, type[Agent]] = {
-        "A": ScriptedStaticAgent,
-        "B": ScriptedHybridAgent,
-        "B-compact": ScriptedHybridAgent,
-        "C": ScriptedFormsAgent,
-    }
-    return agents[interface]()
+        settings = oracle_settings(max_steps=config.max_steps, seed=config.seed)
+        return OracleAgent(settings, repeat=repeat, text_calls=config.oracle_text_calls)
+    if name == "idle":
+        from experiment.agents.idle import IdleAgent
+
+        return IdleAgent()
+    from experiment.agents.oracle import scripted_for
+
+    # Scripted agents have no host: on B-focus they are B's.
+    return scripted_for(interface)
 
 
 class RunHooks:
-    """The task's injection, run in the ORM thread at the moment the task names."""
+    """The task's injection, run in the ORM thread at the moment the task names.
+
+    It records what the change did to the object the task names (:class:`Change`):
+    its version and the operations the session's user could run on it just before, so
+    the metrics can tell a real conflict from a version the agent made up.
+    """
 
     def __init__(self, task: Task, pks: Mapping[str, int], orm: ThreadPoolExecutor) -> None:
         self.task, self.pks, self.orm = task, pks, orm
         self.done = False
         self.undo: list[Callable[[], None]] = []
         self.injected_at: str | None = None
+        # The session in progress and its user (set by the runner for each phase).
+        self.session: McpSession | None = None
+        self.user: str = task.user
+        self.changes: dict[int, list[Change]] = {}
 
     async def _inject(self, moment: str) -> None:
         injection = self.task.injection
         assert injection is not None
         self.done = True
-        undo = await asyncio.get_running_loop().run_in_executor(self.orm, injection.apply, self.pks)
+        loop = asyncio.get_running_loop()
+        at = len(self.session.trace.exchanges) if self.session is not None else 0
+        before = None
+        if injection.order is not None:
+            before = await loop.run_in_executor(
+                self.orm, _object_facts, injection.order, self.pks[injection.order], self.user
+            )
+        undo = await loop.run_in_executor(self.orm, injection.apply, self.pks)
         if undo is not None:
             self.undo.append(undo)
         self.injected_at = moment
+        if before is not None:
+            resource, pk, path, version, available = before
+            change = Change(resource, pk, path, version, available, at)
+            self.changes.setdefault(id(self.session), []).append(change)
+
+    def changes_in(self, session: McpSession) -> list[Change]:
+        return self.changes.get(id(session), [])
 
     async def after_list_tools(self) -> None:
         injection = self.task.injection
@@ -181,6 +233,31 @@ class RunHooks:
         named = [value for key, value in arguments.items() if key.endswith("Id")]
         if target in named or url.rstrip("/").endswith(f"/{target}"):
             await self._inject(f"before {name}")
+
+
+def _object_facts(key: str, pk: int, username: str) -> tuple[str, int, str, int, frozenset]:
+    """(resource, id, URL path, version, operations ``username`` may run on it now) of
+    the demo object ``key`` (``demo-05`` an order, ``pr-05`` a purchase request)."""
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    from affordances.catalog import get_catalog
+    from affordances.evaluation import Available, evaluate
+    from orders.models import Order
+    from procurement.models import PurchaseRequest
+
+    model = Order if key.startswith("demo-") else PurchaseRequest
+    instance = model.objects.get(pk=pk)
+    user = get_user_model().objects.get(username=username)
+    catalog = get_catalog()
+    resource = catalog.registered(model)
+    available = frozenset(
+        operation.name
+        for operation in catalog.transitions_for(model)
+        if isinstance(evaluate(operation, instance, user), Available)
+    )
+    path = reverse(f"{resource.basename}-detail", kwargs={"pk": pk})
+    return resource.name, pk, path, int(instance.version), available
 
 
 def _demo_pks() -> dict[str, int]:
@@ -255,7 +332,10 @@ def run_one(
     config: Config,
     orm: ThreadPoolExecutor,
     condition: str = "plain",
+    provenance: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    from experiment.agents.llm import ModelUnavailable
+
     reset_demo_data()
     pks = _demo_pks()
     # Traces of what none of the task's users may know about (a chain spans roles).
@@ -269,8 +349,10 @@ def run_one(
     started: datetime = timezone.now()
     clock = time.perf_counter()
     sessions: list[McpSession] = []
+    briefs: list[Brief] = []
     answers: list[str] = []
     error = None
+    infrastructure = None
     urlconf = override_settings(ROOT_URLCONF=task.urlconf) if task.urlconf else nullcontext()
 
     async def drive(session: McpSession, agent: Agent, brief: Brief) -> str:
@@ -289,11 +371,16 @@ def run_one(
                     pks=known,
                     interface=interface,
                 )
+                briefs.append(brief)
                 agent = make_agent(agent_name, interface, config, repeat, condition)
                 url = base_url + ENDPOINTS[interface]
                 session = McpSession(url, _token(phase.user), hooks=hooks, mode=config.mode)
                 sessions.append(session)
+                hooks.session, hooks.user = session, phase.user
                 answers.append(asyncio.run(drive(session, agent, brief)))
+        except ModelUnavailable as exc:  # not the interface's doing: done again on resume
+            infrastructure = str(exc)
+            error = f"model unavailable: {exc}"
         except Exception as exc:  # a broken run is a failed run, with its reason kept
             error = "".join(traceback.format_exception_only(exc)).strip()
         finally:
@@ -307,7 +394,13 @@ def run_one(
     success = not check.failures and error is None
     metrics = combined(
         [
-            measure(s.trace, forbidden=forbidden, success=success, tokenizer=get_tokenizer())
+            measure(
+                s.trace,
+                forbidden=forbidden,
+                success=success,
+                tokenizer=get_tokenizer(),
+                changes=hooks.changes_in(s),
+            )
             for s in sessions
         ]
     )
@@ -324,6 +417,7 @@ def run_one(
         "repeat": repeat,
         "success": not failures,
         "invalidTransitions": metrics.invalid_transitions,
+        "refusedWrites": metrics.refused,
         "calls": metrics.calls,
         "reads": metrics.reads,
         "contextBytes": metrics.context_bytes,
@@ -338,22 +432,92 @@ def run_one(
         "refusals": metrics.refusals,
         "failures": failures,
         "answer": answer,
+        **(provenance or {}),
     }
+    if infrastructure is not None:
+        run["infrastructureError"] = infrastructure
     if task.phases:
         run["sessions"] = len(sessions)
     if task.injection is not None:
         run["injected"] = hooks.injected_at
     if metrics.leak_samples:
         run["leakSamples"] = metrics.leak_samples
-    if agent_name == "llm":
-        settings = llm_settings(config, condition)
+    if agent_name in ("llm", "oracle"):
         run.update(
-            llm_figures(sessions, model=settings.model, counted_schema=bool(settings.tokenize_url))
+            llm_figures(
+                sessions,
+                model=_model_name(config, agent_name, condition),
+                counted_schema=agent_name == "llm"
+                and bool(llm_settings(config, condition).tokenize_url),
+            )
         )
-        if "threads" in config.llm_meta:
-            # A resumed run may have been continued with other threads: say per run.
-            run["threads"] = config.llm_meta["threads"]
+    run["transcript"] = write_transcript(config.out, run, sessions, briefs)
     return run
+
+
+def _model_name(config: Config, agent_name: str, condition: str) -> str:
+    if agent_name == "oracle":
+        from experiment.agents.oracle import ORACLE_MODEL
+
+        return ORACLE_MODEL
+    return llm_settings(config, condition).model
+
+
+def slot_name(run: Mapping[str, Any]) -> str:
+    """A run's file name stem: ``S1_B-focus_llm_plain_r2``."""
+    parts = (run["task"], run["interface"], run["agent"], run.get("condition", "plain"))
+    return "_".join(str(part).replace("+", "-") for part in parts) + f"_r{run['repeat']}"
+
+
+def _exchange_record(exchange: Any) -> dict[str, Any]:
+    try:
+        answer: Any = json.loads(exchange.body) if exchange.body else None
+    except ValueError:
+        answer = exchange.body.decode("utf-8", errors="replace")
+    return {
+        "method": exchange.method,
+        "params": exchange.params,
+        "status": exchange.status,
+        "latencyMs": round(exchange.latency_ms, 1),
+        "response": answer,
+    }
+
+
+def write_transcript(
+    out: Path, run: Mapping[str, Any], sessions: list[McpSession], briefs: list[Brief]
+) -> str:
+    """``out/transcripts/<slot>.json.gz``: per session the brief, every MCP request and
+    response, the local refusals, and (LLM agents) the model's conversation — every
+    request it was sent (a prefix of ``messages`` and one of ``tools``) and every
+    response. Returns the path relative to ``out``."""
+    folder = out / "transcripts"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{slot_name(run)}.json.gz"
+    record = {
+        "run": {key: run[key] for key in ("task", "interface", "agent", "condition", "repeat")},
+        "success": run["success"],
+        "failures": run["failures"],
+        "sessions": [
+            {
+                "user": brief.user,
+                "goal": brief.goal,
+                "instructions": session.trace.instructions,
+                "exchanges": [_exchange_record(e) for e in session.trace.exchanges],
+                "localRefusals": [
+                    {"name": name, "why": why, "at": at}
+                    for (name, why), at in zip(
+                        session.trace.local_refusals, session.trace.local_refusal_at, strict=True
+                    )
+                ],
+                "conversation": session.trace.conversation,
+            }
+            for session, brief in zip(sessions, briefs, strict=False)
+        ],
+    }
+    data = json.dumps(record, ensure_ascii=False, default=str).encode()
+    # mtime 0: the same transcript gives the same bytes (diffs show only real changes).
+    path.write_bytes(gzip.compress(data, mtime=0))
+    return str(path.relative_to(out))
 
 
 def llm_figures(sessions: list[McpSession], *, model: str, counted_schema: bool) -> dict[str, Any]:
@@ -375,6 +539,7 @@ def llm_figures(sessions: list[McpSession], *, model: str, counted_schema: bool)
             sum(s.trace.llm_schema_tokens for s in sessions) if counted_schema else None
         ),
         "repairs": sum(s.trace.llm_repairs for s in sessions),
+        "unparsedCalls": sum(s.trace.llm_unparsed for s in sessions),
         "modelLatencyMs": round(sum(s.trace.llm_latency_ms for s in sessions), 1),
     }
 
@@ -388,7 +553,7 @@ def validate(config: Config) -> list[Task]:
             raise ValueError(f"Unknown interface {interface!r}: use {', '.join(ENDPOINTS)}.")
     for agent in config.agents:
         if agent not in AGENTS:
-            raise ValueError(f"Unknown agent {agent!r}: use {' or '.join(AGENTS)}.")
+            raise ValueError(f"Unknown agent {agent!r}: use {', '.join(AGENTS)}.")
     for condition in config.conditions:
         if condition not in CONDITIONS:
             raise ValueError(f"Unknown condition {condition!r}: use {', '.join(CONDITIONS)}.")
@@ -407,22 +572,87 @@ def schedule(config: Config, tasks: list[Task]) -> list[Slot]:
     """Every run, in order: repeat by repeat, the tasks in an order drawn from the seed,
     and for each task every interface (agent, condition) in a drawn order too — so a run
     cut short has compared the interfaces on the same tasks, and no interface always
-    comes first. Conditions apply to the model only; the scripted agents run plain."""
+    comes first. Conditions apply to the model only; the other agents run plain. A task
+    runs only on the interfaces it is meant for (``Task.interfaces``: S5 differs from S1
+    only where URLs are followed)."""
     arms = [
         (interface, agent, condition)
         for interface in config.interfaces
         for agent in config.agents
-        for condition in (config.conditions if agent == "llm" else ("plain",))
+        for condition in (config.conditions if agent in MODEL_AGENTS else ("plain",))
     ]
+    runs_on = {task.id: task.interfaces for task in tasks}
     slots: list[Slot] = []
     for repeat in range(config.repeat):
         order = [task.id for task in tasks]
         random.Random(f"{config.seed}:{repeat}").shuffle(order)
         for task in order:
-            drawn = list(arms)
+            where = runs_on[task]
+            drawn = [arm for arm in arms if where is None or arm[0] in where]
             random.Random(f"{config.seed}:{repeat}:{task}").shuffle(drawn)
             slots.extend((task, i, agent, condition, repeat) for i, agent, condition in drawn)
     return slots
+
+
+ROOT = Path(__file__).resolve().parents[1]
+# What a run executes: the library, the demo project and apps, the experiment.
+CODE = ("affordances", "config", "experiment", "orders", "procurement", "templates")
+
+
+def _git(*arguments: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *arguments], cwd=ROOT, capture_output=True, text=True, timeout=30, check=True
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip()
+
+
+def code_digest() -> str:
+    """A digest of the code a run executes (every file under :data:`CODE`, by path and
+    content): the same digest, the same code — also outside a checkout, and whatever
+    else a commit holds (a checkpoint of runs.jsonl changes the commit, not this)."""
+    digest = hashlib.sha256()
+    for folder in CODE:
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
+                digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def provenance(config: Config) -> dict[str, Any]:
+    """What each run records to be reproduced: the commit (``unknown`` outside a
+    checkout; ``+dirty`` when the code differs from it), the code's digest, the seed,
+    the model server's threads (None without a local model) and the host's wording."""
+    from experiment.host import host_version
+
+    commit = _git("rev-parse", "HEAD") or "unknown"
+    if commit != "unknown" and _git("status", "--porcelain", "--untracked-files=no", "--", *CODE):
+        commit += "+dirty"
+    return {
+        "commit": commit,
+        "code": code_digest(),
+        "seed": config.seed,
+        "threads": config.llm_meta.get("threads"),
+        "host": host_version(),
+    }
+
+
+# Runs made under other values of these do not compare: --resume will not mix them.
+COMPARABLE = ("code", "seed", "threads", "host")
+
+
+def _mixed(kept: list[dict[str, Any]], now: Mapping[str, Any]) -> list[str]:
+    """What the kept runs were made with that differs from now (runs without a record
+    of it, from before it was recorded, differ too)."""
+    differ = []
+    for key in COMPARABLE:
+        seen = {json.dumps(run.get(key, "not recorded")) for run in kept}
+        if seen - {json.dumps(now[key])}:
+            differ.append(f"{key} {', '.join(sorted(seen))} (now {json.dumps(now[key])})")
+    return differ
 
 
 def _slot(run: Mapping[str, Any]) -> Slot:
@@ -474,7 +704,22 @@ def run_experiment(
     journal = config.out / "runs.jsonl"
     slots = schedule(config, tasks)
     wanted = set(slots)
-    kept = [run for run in _finished(journal) if _slot(run) in wanted] if config.resume else []
+    facts = provenance(config)
+    kept = []
+    if config.resume:
+        # A run the model's endpoint failed is done again; it never counted.
+        kept = [
+            run
+            for run in _finished(journal)
+            if _slot(run) in wanted and not run.get("infrastructureError")
+        ]
+        differ = _mixed(kept, facts)
+        if differ:
+            raise ValueError(
+                f"{journal} holds runs made with other settings: {'; '.join(differ)}. "
+                "Resume them from the same code and settings (a git worktree of their "
+                "commit), or start another --out."
+            )
     done = {_slot(run) for run in kept}
     todo = [slot for slot in slots if slot not in done]
     with journal.open("w") as out:  # the kept runs only, then each new one as it ends
@@ -504,6 +749,7 @@ def run_experiment(
                     config=config,
                     orm=orm,
                     condition=condition,
+                    provenance=facts,
                 )
                 runs.append(run)
                 with journal.open("a") as out:
@@ -527,6 +773,7 @@ def run_experiment(
     meta: dict[str, Any] = {
         "interfaces": {i: INTERFACE_NAMES[i] for i in config.interfaces},
         "tasks": {t.id: t.title for t in tasks},
+        "taskInterfaces": {t.id: list(t.interfaces) for t in tasks if t.interfaces},
         "agents": list(config.agents),
         "conditions": list(config.conditions),
         "repeat": config.repeat,
@@ -536,6 +783,12 @@ def run_experiment(
         "wallSeconds": round(time.perf_counter() - started, 1),
         "plannedRuns": len(slots),
         "complete": not interrupted and len(runs) == len(slots),
+        # What the runs were made with: one value each, unless something was mixed.
+        "provenance": {
+            key: sorted({str(run.get(key)) for run in runs} or {str(value)})
+            for key, value in facts.items()
+        },
+        "refusalCauses": list(CAUSES),
     }
     if kept:
         meta["resumedRuns"] = len(kept)
@@ -549,6 +802,7 @@ def run_experiment(
             "model": settings.model,
             # Which prompt: runs made with another are not comparable with these.
             "systemPrompt": hashlib.sha256(SYSTEM_PROMPT.encode()).hexdigest()[:12],
+            "host": facts["host"],
             "maxSteps": config.max_steps,
             "maxTokens": settings.max_tokens,
             "temperature": settings.temperature,
@@ -562,7 +816,7 @@ def _line(run: dict[str, Any]) -> str:
     mark = "ok  " if run["success"] else "FAIL"
     condition = "" if run.get("condition", "plain") == "plain" else f" [{run['condition']}]"
     model = ""
-    if run["agent"] == "llm":
+    if run["agent"] in ("llm", "oracle"):
         model = (
             f" turns={run['turns']} prompt={run['promptTokens']} "
             f"cached={run['cachedPromptTokens']} repairs={run['repairs']}"

@@ -1,15 +1,22 @@
 """The tasks of the experiment, each with its check.
 
 - ``S1``-``S6``: Tegg's order tasks (create/confirm/ship/deliver, cancel, a refused
-  ship, a status report, a renamed confirm URL, a batch).
-- ``P1``-``P6``: rules the status enum does not show (high value, the customer's only
-  reason, the refund window, the reason a failed payment allows).
+  ship, a status report, a renamed confirm URL — run on C only, the one interface that
+  follows URLs —, a batch).
+- ``P1``-``P10``: rules the status enum does not show (high value, the customer's only
+  reason, the refund window and limit, the reason a failed payment allows, an unpaid
+  order, a warehouse's two steps, a customer's order and a cancel beyond her).
 - ``R1``, ``R2``: the order changes between the agent's read and its act.
 - ``L1``: a customer's agent; every byte it receives is scanned for operations outside
   its catalog.
 - ``N1``: an operation that appears after the agent's tool list was taken.
-- ``Q1``-``Q10``: purchase requests, where policy rather than status decides
+- ``Q1``-``Q15``: purchase requests, where policy rather than status decides
   (:mod:`experiment.procurement_tasks`).
+
+No task passes by doing nothing or by failing: where the right outcome is to leave an
+object as it is, the check also wants the answer to give the reason or the new state —
+in words the goal does not contain (``Check.expect_answer``), so only an agent that
+found it out can say it. The idle control (``--agent idle``) passes none.
 """
 
 from __future__ import annotations
@@ -77,6 +84,8 @@ def _check_s3(c: Check) -> None:
     c.expect_status(order, "pending")
     if order is not None:
         c.expect(order.tracking_number is None, "a tracking number was recorded")
+    # Why not: it is not confirmed (not_confirmed), it is still pending.
+    c.expect_answer(r"not[_ ]confirmed|unconfirmed|pending", "the answer does not say why")
 
 
 def _check_s4(c: Check) -> None:
@@ -93,9 +102,13 @@ def _check_s6(c: Check) -> None:
         c.expect_report(orders)
 
 
-def _unchanged(key: str, status: str) -> Callable[[Check], None]:
+def _unchanged(key: str, status: str, *, why: str | None = None) -> Callable[[Check], None]:
+    """The order is still ``status``; with ``why``, the answer says so (a pattern)."""
+
     def check(c: Check) -> None:
         c.expect_status(c.order(key), status)
+        if why is not None:
+            c.expect_answer(why, f"the answer does not say why (/{why}/)")
 
     return check
 
@@ -115,9 +128,37 @@ def _done_with(key: str, status: str, operation: str, **arguments: Any) -> Calla
     return check
 
 
+def _check_r1(c: Check) -> None:
+    order = c.order("demo-10")
+    c.expect_status(order, "confirmed")
+    c.expect(not c.audit(order, "cancel_order"), "it was cancelled")
+    # The goal never says "confirmed": the agent must have seen the change to say it.
+    c.expect_answer(r"confirmed", "the answer does not report that it is now confirmed")
+
+
 def _check_r2(c: Check) -> None:
-    c.expect_status(c.order("demo-01"), "cancelled")
-    c.expect("cancel" in c.answer.lower(), "the answer does not say the order was cancelled")
+    order = c.order("demo-01")
+    c.expect_status(order, "cancelled")
+    c.expect(not c.audit(order, "confirm_order"), "it was confirmed")
+    # order_cancelled, cancelled, canceled: the goal never mentions a cancellation.
+    c.expect_answer(r"cancell?ed", "the answer does not report that it was cancelled")
+
+
+def _check_p8(c: Check) -> None:
+    shipped = c.order("demo-05")
+    c.expect_status(shipped, "shipped")
+    c.expect(shipped.tracking_number == "TRK55550005", "wrong tracking number")
+    c.expect_status(c.order("demo-12"), "delivered")
+
+
+def _check_p10(c: Check) -> None:
+    order = c.created("Experiment P10 order")
+    c.expect_status(order, "pending")
+    if order is not None:
+        c.expect(order.customer.username == "alice", "not alice's order")
+        c.expect(order.total == Decimal("35.00"), f"total {order.total}, not 35.00")
+    c.expect_status(c.order("demo-02"), "pending")
+    c.expect_answer(r"supervisor", "the answer does not say why demo-02 stays")
 
 
 def _check_l1(c: Check) -> None:
@@ -193,6 +234,8 @@ TASKS: tuple[Task, ...] = (
         _s1_steps("Experiment S5 order"),
         _s1("Experiment S5 order"),
         urlconf="experiment.urls_renamed",
+        # Tool names and affordances do not change with a URL: on A and B it is S1.
+        interfaces=("C",),
     ),
     Task(
         "S6",
@@ -224,8 +267,9 @@ TASKS: tuple[Task, ...] = (
         "support",
         "The customer of order {demo-11} asked to cancel it. Cancel it (reason "
         "customer_request) if the shop lets you; if not, leave it and say why.",
-        (Act("cancel", "demo-11", {"reason": "customer_request"}),),
-        _unchanged("demo-11", "confirmed"),
+        (Act("cancel", "demo-11", {"reason": "customer_request"}, explain=True),),
+        # requires_supervisor: the order is above what support may cancel.
+        _unchanged("demo-11", "confirmed", why=r"supervisor"),
     ),
     Task(
         "P2",
@@ -251,8 +295,9 @@ TASKS: tuple[Task, ...] = (
         "supervisor",
         "Refund order {demo-08} in full (its whole total) if the refund policy allows it; "
         "otherwise leave it and say why.",
-        (Act("refund", "demo-08", {"amount": "$total"}),),
-        _unchanged("demo-08", "delivered"),
+        (Act("refund", "demo-08", {"amount": "$total"}, explain=True),),
+        # refund_window_expired: delivered 45 days ago, the window is 30 days.
+        _unchanged("demo-08", "delivered", why=r"window|30[- ]day|expired|too long ago"),
     ),
     Task(
         "P5",
@@ -280,14 +325,59 @@ TASKS: tuple[Task, ...] = (
         _done_with("demo-03", "cancelled", "cancel_order", reason="customer_request"),
     ),
     Task(
+        "P7",
+        "confirm an order whose payment is not authorized (must be refused, say why)",
+        "support",
+        "Confirm order {demo-03} if the shop allows it now; otherwise leave it as it is and "
+        "say why.",
+        (Act("confirm", "demo-03", explain=True),),
+        # payment_not_authorized: its payment is still pending.
+        _unchanged("demo-03", "pending", why=r"payment|authori[sz]"),
+    ),
+    Task(
+        "P8",
+        "the warehouse ships one order and delivers another",
+        "warehouse",
+        "Ship order {demo-05} with tracking number TRK55550005. Then mark order {demo-12} "
+        "as delivered.",
+        (
+            Act("ship", "demo-05", {"trackingNumber": "TRK55550005"}),
+            Act("deliver", "demo-12"),
+        ),
+        _check_p8,
+    ),
+    Task(
+        "P9",
+        "refund more than was paid (must be refused, say the limit)",
+        "supervisor",
+        'Refund 350.00 of order {demo-07} to its customer, with the note "Goodwill". If the '
+        "shop does not accept that, leave the order as it is and say why.",
+        (Act("refund", "demo-07", {"amount": 350, "note": "Goodwill"}),),
+        # The refund is at most the order's total, 300.00.
+        _unchanged("demo-07", "delivered", why=r"300|total|at most|exceed|maximum|more than"),
+    ),
+    Task(
+        "P10",
+        "a customer orders for herself; a cancel beyond her is refused",
+        "alice",
+        'Order something for yourself: description "Experiment P10 order", total 35.00. '
+        "Then cancel your order {demo-02} (reason customer_request) if the shop lets you; "
+        "if not, leave it and say why.",
+        (
+            Act("create", "new:1", {"description": "Experiment P10 order", "total": 35}),
+            Act("cancel", "demo-02", {"reason": "customer_request"}, explain=True),
+        ),
+        _check_p10,
+    ),
+    Task(
         "R1",
         "cancel only while pending; another user confirms it meanwhile",
         "support",
         "Bob asked to cancel order {demo-10}, but only while it is still pending: if it is "
-        "pending, cancel it (reason customer_request); if it has been confirmed, leave it "
-        "as it is.",
+        "pending, cancel it (reason customer_request); if it is not, leave it as it is and "
+        "report its status.",
         (Act("cancel", "demo-10", {"reason": "customer_request"}, only_if={"status": "pending"}),),
-        _unchanged("demo-10", "confirmed"),
+        _check_r1,
         injection=Injection(
             "before_write",
             perform_as("supervisor", "confirm_order", "demo-10"),

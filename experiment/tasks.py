@@ -41,7 +41,9 @@ class Act:
     N-th object this task creates). ``arguments`` may use ``$total`` (a field of the
     object as read). ``fallbacks`` names, per argument, the other values the task
     accepts (or ``"any"``). ``only_if`` is a condition on the object as read: act only
-    if every field has that value. A task acts on one resource.
+    if every field has that value. ``explain``: the goal asks why, should the step not
+    be possible (an agent that is not told why must ask the server). A task acts on one
+    resource.
     """
 
     verb: str
@@ -50,6 +52,7 @@ class Act:
     fallbacks: Mapping[str, Sequence[Any] | str] = field(default_factory=dict)
     only_if: Mapping[str, Any] = field(default_factory=dict)
     resource: str = "order"
+    explain: bool = False
 
     @property
     def tool(self) -> str:
@@ -118,6 +121,12 @@ class Check:
             self.failures.append(f"the object was not created (expected {status})")
             return
         self.expect(order.status == status, f"#{order.pk} is {order.status}, not {status}")
+
+    def expect_answer(self, pattern: str, failure: str) -> None:
+        """The answer says it: ``pattern`` (a regular expression) occurs in it, in any
+        case. Tasks use words their goal does not contain, so only an agent that found
+        them out can say them."""
+        self.expect(re.search(pattern, self.answer, re.IGNORECASE) is not None, failure)
 
     def expect_report(self, objects: Sequence[Any]) -> None:
         choices = type(objects[0])._meta.get_field("status").choices if objects else None
@@ -202,6 +211,9 @@ class Task:
     urlconf: str | None = None
     # The run succeeds only if nothing outside the user's catalog reached the agent.
     requires_no_leaks: bool = False
+    # Where the task means something (None: every interface). S5 renames a URL: only an
+    # interface that follows URLs can tell it from S1.
+    interfaces: tuple[str, ...] | None = None
 
     def goal_for(self, pks: Mapping[str, int]) -> str:
         return fill_goal(self.goal, pks)

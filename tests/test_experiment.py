@@ -20,7 +20,7 @@ import pytest
 from affordances.models import AuditRecord
 from experiment.agents.llm import DISTRACTORS, SYSTEM_PROMPT
 from experiment.client import Exchange, Trace
-from experiment.metrics import forbidden_traces, measure
+from experiment.metrics import Change, forbidden_traces, measure
 from experiment.report import pass_hat_k, write_report
 from experiment.runner import Config, run_experiment
 from experiment.tokens import get_tokenizer
@@ -112,13 +112,17 @@ def test_calls_and_reads_match_the_audit_log(live_server: Any, demo: Demo):
     assert s6["calls"] - s6["reads"] - s6["invalidTransitions"] - s6["staleConflicts"] == written
 
 
-def test_an_injected_refusal_is_one_invalid_transition_on_a_and_a_stale_conflict_on_b(
+def test_a_refusal_caused_by_another_users_change_is_a_conflict_on_every_interface(
     live_server: Any, demo: Demo
 ):
     runs = run(live_server, tasks=("R2",), interfaces=("A", "B"))
     a, b = one(runs, "R2", "A"), one(runs, "R2", "B")
+    # A confirmed without reading (no version): refused because the order was cancelled
+    # meanwhile — which is the other user's doing, not A's mistake.
     assert a["refusals"] == ["confirm_order: operation_not_available (order_cancelled)"]
-    assert (a["invalidTransitions"], a["staleConflicts"]) == (1, 0)
+    assert a["refusedWrites"] == {"policy": 0, "madeUpVersion": 0, "addressing": 0, "conflict": 1}
+    assert (a["invalidTransitions"], a["staleConflicts"]) == (0, 1)
+    # B sent the version it had read: stale_version for a real change, then recovered.
     assert (b["invalidTransitions"], b["staleConflicts"], b["staleRecovered"]) == (0, 1, 1)
     assert a["success"] and b["success"]
 
@@ -164,7 +168,7 @@ def _result(body: dict[str, Any], *, error: bool = False) -> dict[str, Any]:
     }
 
 
-def test_measure_counts_refusals_stale_templates_distractors_and_leaks():
+def test_measure_splits_refused_writes_by_cause_and_counts_leaks():
     listing = Exchange(
         method="tools/list",
         params={},
@@ -178,6 +182,7 @@ def test_measure_counts_refusals_stale_templates_distractors_and_leaks():
                 "tools": [
                     {"name": "read_resource", "annotations": {"readOnlyHint": True}},
                     {"name": "submit_form", "annotations": {"readOnlyHint": False}},
+                    {"name": "cancel_order", "annotations": {"readOnlyHint": False}},
                 ]
             }
         },
@@ -185,31 +190,66 @@ def test_measure_counts_refusals_stale_templates_distractors_and_leaks():
     url = "http://x/api/orders/1/"
     document = {"id": 1, "_links": {"self": {"href": url}}, "_templates": {"cancel_order": {}}}
     gone = {"code": "operation_not_available", "reason": "already_cancelled"}
+    stale = {"code": "stale_version", "status": 412, "detail": "…"}
+
+    def cancel(version: int, pk: int = 1) -> Exchange:
+        arguments = {"orderId": pk, "reason": "customer_request", "expectedVersion": version}
+        return _call("cancel_order", arguments, _result(stale, error=True))
+
     trace = Trace(
         exchanges=[
-            listing,
-            _call("read_resource", {"url": url}, _result(document)),
-            # Offered in the last read, gone now: someone else changed the order.
+            listing,  # 0
+            _call("read_resource", {"url": url}, _result(document)),  # 1
+            # Here another user cancels order 1 (the change below, at 2).
+            # Offered before the change, gone now: a conflict.
             _call(
                 "submit_form", {"url": url, "template": "cancel_order"}, _result(gone, error=True)
             ),
-            # Never offered: the agent's own mistake.
+            # The version the order had before the change, which the agent had not seen.
+            cancel(3),
+            # Never applied: the rules refused it.
             _call("submit_form", {"url": url, "template": "ship_order"}, _result(gone, error=True)),
+            # The agent reads the order as it is now…
             _call("read_resource", {"url": url}, _result({**document, "note": "/refund/"})),
+            # …and still sends the old version: its own mistake, as a version made up.
+            cancel(3),
+            cancel(7, pk=2),  # nothing changed order 2: made up
             _call("nonexistent", {}, error={"code": -32602, "message": "Unknown tool."}),
+            _call(
+                "submit_form",
+                {"url": "http://x/api/orders/99", "template": "cancel_order"},
+                _result({"code": "not_found", "status": 404, "detail": "Not found."}, error=True),
+            ),
         ],
         schemas_text="x" * 40,
         local_refusals=[("archive_order", "distractor")],
     )
-    metrics = measure(
-        trace, forbidden=["/refund/", "refund_order"], success=True, tokenizer=get_tokenizer()
+    change = Change(
+        resource="order",
+        pk=1,
+        path="/api/orders/1/",
+        version_before=3,
+        available_before=frozenset({"cancel_order", "confirm_order"}),
+        at=2,
     )
-    assert (metrics.calls, metrics.reads, metrics.listings) == (5, 2, 1)
-    assert metrics.invalid_transitions == 3  # ship_order, the unknown tool, the distractor
-    assert (metrics.stale_conflicts, metrics.stale_recovered) == (1, 1)
+    metrics = measure(
+        trace,
+        forbidden=["/refund/", "refund_order"],
+        success=True,
+        tokenizer=get_tokenizer(),
+        changes=[change],
+    )
+    assert (metrics.calls, metrics.reads, metrics.listings) == (9, 2, 1)
+    assert metrics.refused == {"policy": 1, "madeUpVersion": 2, "addressing": 3, "conflict": 2}
+    assert metrics.invalid_transitions == 6
+    assert (metrics.stale_conflicts, metrics.stale_recovered) == (2, 2)
     assert metrics.leaks == 1 and metrics.leak_samples == ["/refund/"]
     assert metrics.context_bytes["schemas"] == 40
-    assert metrics.latency_ms == pytest.approx(8.5)
+    assert metrics.latency_ms == pytest.approx(14.5)
+
+    # Without the change every stale_version is made up, and nothing is a conflict.
+    alone = measure(trace, forbidden=[], success=True, tokenizer=get_tokenizer())
+    assert alone.refused == {"policy": 2, "madeUpVersion": 3, "addressing": 3, "conflict": 0}
 
 
 def test_forbidden_traces_name_every_trace_of_an_operation(demo: Demo):

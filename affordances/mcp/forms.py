@@ -4,20 +4,30 @@ The agent starts at the API entry point, follows links, and acts only through a
 template the resource offers *now*: ``submit_form`` reads the resource again and refuses
 a template that is not (or no longer) there. Every request goes to the REST face as the
 caller, so the catalog, evaluation and execution path are the same as everywhere.
+
+A URL is taken as the API spells it: repeated slashes collapse and the trailing slash
+the URLconf wants is added (Django's ``APPEND_SLASH`` rule: only when the path does not
+resolve as written and does with the slash), so ``/api/orders/5`` reads ``/api/orders/5/``
+instead of answering Django's 301. Redirects the API answers itself are followed, within
+the API only and at most :data:`MAX_REDIRECTS` hops (see :func:`_fetch` for how a
+submission is redirected).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, is_valid_path, reverse
 
 from affordances import reads
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, Unavailable, evaluate
+from affordances.mcp import subrequest
 from affordances.mcp.resources import locate
-from affordances.mcp.subrequest import OutsideApi, send
+from affordances.mcp.subrequest import Answer, OutsideApi, api_path
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
 from affordances.names import ENTRY_POINT_URL_NAME
 from affordances.problems import PROBLEM_SCHEMA, Problem
@@ -25,7 +35,7 @@ from affordances.problems import PROBLEM_SCHEMA, Problem
 if TYPE_CHECKING:
     from affordances.mcp.context import Context
 
-__all__ = ["FormsTools"]
+__all__ = ["MAX_REDIRECTS", "FormsTools", "canonical_url"]
 
 UNKNOWN_TOOL = "Unknown tool. Call tools/list for the tools you may use."
 
@@ -111,6 +121,76 @@ _TOOLS = [
 ]
 
 
+# Hops a request may be redirected before it is refused (a loop ends here too).
+MAX_REDIRECTS = 5
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# Redirects that resend a submission as it was; the others would make it a read.
+_KEEP_METHOD = frozenset({307, 308})
+_SLASHES = re.compile(r"//+")
+
+
+class _Moved(Exception):
+    """A redirect the face will not follow; the message says why (nothing was done)."""
+
+
+def canonical_url(request: Any, url: Any) -> str:
+    """``url`` as the API spells it, or :class:`OutsideApi`: repeated slashes collapsed,
+    the fragment dropped, and the trailing slash added where the URLconf wants one (the
+    rule of Django's ``APPEND_SLASH``: the path does not resolve as written but does
+    with the slash). Relative URLs stay relative; :func:`api_path` checks the origin."""
+    if not isinstance(url, str) or not url:
+        raise OutsideApi("The url must be a non-empty string.")
+    parts = urlsplit(url)
+    path = _SLASHES.sub("/", parts.path or "/")
+    if not path.endswith("/") and not is_valid_path(path) and is_valid_path(path + "/"):
+        path += "/"
+    canonical = urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
+    api_path(request, canonical)  # another host, or outside the API: refused here
+    return canonical
+
+
+def _exchange(
+    request: Any, method: str, url: str, body: dict[str, Any] | None
+) -> tuple[Answer, str | None]:
+    """One request through the project's stack as the caller (:func:`subrequest.send`),
+    and the ``Location`` of a redirect."""
+    answer = subrequest.send(request, method, url, body)
+    return answer, answer.location if answer.status in _REDIRECTS else None
+
+
+def _fetch(
+    request: Any, method: str, url: str, body: dict[str, Any] | None = None
+) -> tuple[Answer, str]:
+    """``method url`` as the caller, the URL made canonical and the API's own redirects
+    followed (same origin, under the API, at most :data:`MAX_REDIRECTS` hops); the
+    answer and the URL that gave it. :class:`OutsideApi` for a URL (or a redirect) that
+    leaves the API, :class:`_Moved` for a redirect not followed.
+
+    A read follows every redirect. A submission is resent as it was on 307/308; on
+    302/303 it was handled and the answer is read where it points (as browsers do); a
+    301 to a submission is not followed — resent it might act twice, read it would
+    look like a success — and nothing is resent.
+    """
+    url = canonical_url(request, url)
+    for _ in range(MAX_REDIRECTS + 1):
+        answer, location = _exchange(request, method, url, body)
+        if location is None:
+            return answer, url
+        # Relative to where we are: the API's own absolute URL for what it named.
+        path, query = api_path(request, url)
+        here = request.build_absolute_uri(path + (f"?{query}" if query else ""))
+        target = urljoin(here, location)
+        if method not in {"GET", "HEAD"} and answer.status not in _KEEP_METHOD:
+            if answer.status == 301:
+                raise _Moved(
+                    f"The API answered 301 to this submission (moved to {target}); it was "
+                    "not resent. Read the resource there and submit again."
+                )
+            method, body = "GET", None  # 302/303: handled; its answer is over there
+        url = canonical_url(request, target)
+    raise _Moved(f"The API redirected more than {MAX_REDIRECTS} times; nothing more was done.")
+
+
 def _result(body: dict[str, Any], *, is_error: bool) -> dict[str, Any]:
     return {
         "content": [{"type": "text", "text": dumps(body)}],
@@ -180,8 +260,8 @@ class FormsTools:
                 errors["url"] = ["This field is required."]
             return _problem(Problem.validation(errors))
         try:
-            answer = send(ctx.request, "GET", arguments["url"])
-        except OutsideApi as exc:
+            answer, _ = _fetch(ctx.request, "GET", arguments["url"])
+        except (OutsideApi, _Moved) as exc:
             return _problem(Problem.validation({"url": [str(exc)]}))
         return self._answer(answer.status, answer.body)
 
@@ -199,8 +279,8 @@ class FormsTools:
         if errors:
             return _problem(Problem.validation(errors))
         try:
-            current = send(ctx.request, "GET", arguments["url"])
-        except OutsideApi as exc:
+            current, url = _fetch(ctx.request, "GET", arguments["url"])
+        except (OutsideApi, _Moved) as exc:
             return _problem(Problem.validation({"url": [str(exc)]}))
         if current.status != 200 or not isinstance(current.body, dict):
             return self._answer(current.status, current.body)
@@ -212,12 +292,12 @@ class FormsTools:
             method = str(template.get("method") or "GET").upper()
         else:
             try:
-                target, method = _not_offered(ctx, arguments["url"], arguments["template"])
+                target, method = _not_offered(ctx, url, arguments["template"])
             except Problem as problem:
                 return _problem(problem)
         try:
-            answer = send(ctx.request, method, target, values if method != "GET" else None)
-        except OutsideApi as exc:  # a template we rendered never points elsewhere
+            answer, _ = _fetch(ctx.request, method, target, values if method != "GET" else None)
+        except (OutsideApi, _Moved) as exc:  # a template we rendered never points elsewhere
             return _problem(Problem.validation({"template": [str(exc)]}))
         return self._answer(answer.status, answer.body)
 

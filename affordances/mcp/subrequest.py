@@ -35,6 +35,8 @@ class OutsideApi(ValueError):
 class Answer:
     status: int
     body: Any
+    # Where a redirect points (the C face follows the API's own redirects).
+    location: str | None = None
 
 
 class _Handler(BaseHandler):
@@ -111,7 +113,8 @@ def send(request: Any, method: str, url: str, body: dict[str, Any] | None = None
         data = json.loads(content) if content else None
     except ValueError:
         data = None
-    return Answer(response.status_code, data)
+    location = response.get("Location") if 300 <= response.status_code < 400 else None
+    return Answer(response.status_code, data, location)
 
 
 # What the inner request inherits: where the server is, and who the caller is.

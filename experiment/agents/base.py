@@ -153,9 +153,18 @@ class ScriptedAgent:
         return [value for value in candidates if value != step.arguments.get(name)]
 
     def refused(self, step: Act, order_id: int | None, outcome: Outcome) -> Unresolved:
+        """Why a step could not be done, as the answer reports it: the server's reason,
+        or the code and what it said of each argument."""
         if outcome.protocol_error is not None:
             why = outcome.protocol_error.get("message", "protocol error")
         else:
             why = outcome.reason or outcome.code or "refused"
+            errors = (outcome.body or {}).get("errors")
+            if isinstance(errors, dict) and errors:
+                said = "; ".join(
+                    f"{name}: {' '.join(map(str, text)) if isinstance(text, list) else text}"
+                    for name, text in errors.items()
+                )
+                why = f"{why} ({said})"
         target = f" #{order_id}" if order_id else ""
         return Unresolved(f"Could not {step.verb}{target}: {why}")

@@ -5,7 +5,9 @@ It starts at the entry point named in ``read_resource``'s description, follows
 order's document offers: each property filled from the task (offered ``options`` only,
 within ``max`` and ``regex``), hidden ones copied. A refusal because the document is
 out of date (``stale_version``, or a template no longer offered) makes it read the
-order again and decide anew. It never builds a URL itself.
+order again and decide anew. It never builds a URL itself. A document does not say why
+a template is missing; where the goal asks why (``Act.explain``) it submits the missing
+template once to hear the server's reason — a refused write, as A's attempts are.
 """
 
 from __future__ import annotations
@@ -132,6 +134,16 @@ class ScriptedFormsAgent(ScriptedAgent):
                 self.notes.append(f"Left #{order_id} as it is: it is {document.get('status')}")
                 return
             template = document.get("_templates", {}).get(name)
+            if template is None and step.explain:
+                # The document does not say why; the goal asks: submit to hear the reason.
+                outcome = await self.call(
+                    "submit_form",
+                    {"url": url, "template": name, "arguments": self.arguments_for(step, document)},
+                )
+                if not outcome.ok:
+                    raise self.refused(step, order_id, outcome)
+                self._learn(outcome.body or {})  # it applied after all (it changed meanwhile)
+                return
             if template is None:
                 raise Unresolved(
                     f"Could not {step.verb} #{order_id}: not offered "

@@ -93,6 +93,8 @@ DEFAULTS = {
 # --quick in 24 min; 1.5B: the README's 4-run example in 8 min). Real runs vary tenfold.
 SECONDS_PER_RUN = {
     "scripted": 1.0,
+    "oracle": 1.0,
+    "idle": 0.2,
     "qwen2.5-coder-0.5b": 75.0,
     "qwen2.5-coder-1.5b": 120.0,
 }
@@ -135,7 +137,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--interfaces", help="Comma-separated: A,B,B-compact,C (default A,B,C)."
+            "--interfaces",
+            help="Comma-separated: A,B,B-compact,B-focus,C (default A,B,C). B-focus is B "
+            "behind a host that shows the model only the read and create tools and those "
+            "the affordances it has read name.",
         )
         parser.add_argument(
             "--tasks",
@@ -143,8 +148,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--agent",
-            help="scripted (default), llm, or both (scripted,llm). llm reads OPENAI_BASE_URL, "
-            "OPENAI_MODEL and OPENAI_API_KEY, unless --local-model serves one here.",
+            help="Comma-separated: scripted (default), llm, oracle, idle. llm reads "
+            "OPENAI_BASE_URL, OPENAI_MODEL and OPENAI_API_KEY, unless --local-model serves "
+            "one here. The controls: oracle (the llm agent's code path, its model replaying "
+            "the scripted solution: passes what scripted passes) and idle (answers at once, "
+            "calls nothing: passes no task).",
         )
         parser.add_argument(
             "--local-model",
@@ -308,7 +316,7 @@ class Command(BaseCommand):
         )
         model = self._local_model(local, config, threads=options["threads"])
         per_run = {
-            "scripted": SECONDS_PER_RUN["scripted"],
+            **{agent: SECONDS_PER_RUN[agent] for agent in ("scripted", "oracle", "idle")},
             "llm": SECONDS_PER_RUN.get(local or "", 0.0),
         }
         try:
