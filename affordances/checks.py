@@ -9,8 +9,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
+from affordances.constraints import ConstraintNotShown, ConstraintWidens, assert_narrows
 from affordances.patterns import backtracking_risk, patterns_in
-from affordances.schemas import ConstraintNotShown, ConstraintWidens, SchemaError, assert_narrows
+from affordances.schemas import SchemaError
 
 # A description shorter than this cannot state a purpose and its consequences.
 MIN_DESCRIPTION_LENGTH = 40

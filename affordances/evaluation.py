@@ -19,9 +19,9 @@ from typing import Any
 from django_fsm import Transition
 
 from affordances import registry
+from affordances.constraints import ConstraintWidens, assert_narrows
 from affordances.declarations import DEFAULT_STATE_REASON, MISCONFIGURED_REASON, condition_reason
 from affordances.operations import Holding, Operation
-from affordances.schemas import ConstraintWidens, assert_narrows
 
 __all__ = [
     "Available",

@@ -2,7 +2,7 @@
 
 The admin's argument forms, the browsable API and OPTIONS, and HAL-FORMS templates all
 render the same :class:`InputField` per input: the input serializer's field narrowed by
-every keyword of the constraint vocabulary (:data:`affordances.schemas.CONSTRAINT_KEYWORDS`)
+every keyword of the constraint vocabulary (:data:`affordances.constraints.CONSTRAINT_KEYWORDS`)
 — the offered choices (``enum``, ``const``: each one that satisfies the whole
 constraint), inclusive bounds on the input's step (``minimum``, ``maximum`` and the
 exclusive ones, the tighter bound winning), lengths, and one pattern that is the input's
@@ -19,13 +19,8 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from affordances.schemas import (
-    SchemaValidator,
-    conjoined_pattern,
-    decimal_pattern,
-    inclusive_bounds,
-    text_rules,
-)
+from affordances.constraints import conjoined_pattern, inclusive_bounds
+from affordances.schemas import SchemaValidator, decimal_pattern, text_rules
 
 __all__ = ["InputField", "input_fields"]
 

@@ -1,6 +1,6 @@
 """One constraint vocabulary, one decimal rule (issue 35 item 2).
 
-Every keyword a constraint may use (``affordances.schemas.CONSTRAINT_KEYWORDS``) is
+Every keyword a constraint may use (``affordances.constraints.CONSTRAINT_KEYWORDS``) is
 shown by every face and enforced by execution; a keyword some face cannot show is
 refused when the catalog is built (``affordances.E026``) and, at request time, makes the
 operation unavailable (``misconfigured``) rather than let a form offer what execution
@@ -42,10 +42,7 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances.catalog import get_catalog
 from affordances.checks import _check_constraints
-from affordances.evaluation import Available, Unavailable, evaluate
-from affordances.rest.forms import narrowed_input
-from affordances.schemas import (
-    _NOT_BLANK,
+from affordances.constraints import (
     CONSTRAINT_KEYWORDS,
     REFUSED_KEYWORDS,
     ConstraintNotShown,
@@ -53,6 +50,9 @@ from affordances.schemas import (
     assert_narrows,
     conjoined_pattern,
 )
+from affordances.evaluation import Available, Unavailable, evaluate
+from affordances.rest.forms import narrowed_input
+from affordances.schemas import _NOT_BLANK
 from tests.conftest import Demo
 from tests.generic import parcels_api
 from tests.generic.parcels import CONSTRAINTS, Parcel, ParcelInput

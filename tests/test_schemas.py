@@ -15,7 +15,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from affordances.catalog import canonical_json, get_catalog
-from affordances.schemas import ConstraintWidens, assert_narrows
+from affordances.constraints import ConstraintWidens, assert_narrows
 from orders.models import Order
 from orders.rules import cancel_constraints, refund_constraints
 

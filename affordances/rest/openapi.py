@@ -26,6 +26,7 @@ from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from rest_framework import serializers
 
 from affordances.catalog import get_catalog
+from affordances.constraints import narrow_property
 from affordances.encoding import canonical_json
 from affordances.evaluation import Available, evaluate
 from affordances.execution import VERSION_STRING
@@ -33,7 +34,7 @@ from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Kind
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
 from affordances.rest.renderers import HAL_MEDIA_TYPE
-from affordances.schemas import add_text_rules, decimal_schema, from_openapi, narrow_property
+from affordances.schemas import add_text_rules, decimal_schema, from_openapi
 
 __all__ = ["ERROR_STATUSES", "AutoSchema", "caller_key", "postprocess"]
 
@@ -240,7 +241,7 @@ def _narrow(
     schema: dict[str, Any], constraints: Mapping[str, Any], components: Mapping[str, Any]
 ) -> None:
     """Apply constraints to an OpenAPI 3.0 object schema, in place: each input merged with
-    its constraint as every face merges it (:func:`affordances.schemas.narrow_property`,
+    its constraint as every face merges it (:func:`affordances.constraints.narrow_property`,
     the tighter bound winning), written back in OpenAPI's dialect."""
     required = [*schema.get("required", [])]
     required += [name for name in constraints.get("required", []) if name not in required]

@@ -27,6 +27,7 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 from affordances import reads
 from affordances.arguments import NoArguments
 from affordances.catalog import get_catalog
+from affordances.constraints import conjoined_pattern
 from affordances.encoding import jsonable
 from affordances.execution import Outcome, may_create, perform, perform_create
 from affordances.models import interface_of
@@ -39,7 +40,6 @@ from affordances.rest.documentation import document_create, document_list
 from affordances.rest.exceptions import HiddenRoute, ProblemResponsesMixin, caller
 from affordances.rest.serializers import affordance_shape
 from affordances.rest.views import ProblemSerializer, vary_private
-from affordances.schemas import conjoined_pattern
 
 __all__ = [
     "CreateResourceMixin",

@@ -36,7 +36,7 @@ class ParcelInput(serializers.Serializer):
     )
 
 
-# Every keyword of affordances.schemas.CONSTRAINT_KEYWORDS, and required.
+# Every keyword of affordances.constraints.CONSTRAINT_KEYWORDS, and required.
 CONSTRAINTS: dict[str, Any] = {
     "properties": {
         "service": {"enum": ["standard", "express"]},

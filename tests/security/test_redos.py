@@ -27,7 +27,7 @@ from django.test import Client
 from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances import arguments, schemas
-from affordances.schemas import ConstraintWidens, assert_narrows
+from affordances.constraints import ConstraintWidens, assert_narrows
 from orders.models import Order
 from tests.conftest import Demo
 from tests.mcp_wire import Wire
