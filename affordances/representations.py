@@ -18,6 +18,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+from affordances.problems import Problem
+
 __all__ = ["AFFORDANCE_LISTS", "CATALOG_KEYS", "Shape", "compact_entry", "plain", "shaped"]
 
 AFFORDANCE_LISTS = ("affordances", "unavailableAffordances")
@@ -32,12 +34,15 @@ class Shape(StrEnum):
 
     @classmethod
     def from_param(cls, value: str | None) -> Shape:
-        """``?affordances=`` → shape: ``none``, ``compact``; anything else is full."""
+        """``?affordances=`` → shape: absent is full, ``none`` or ``compact`` as asked;
+        anything else is a ``validation_error`` (a typo must not pass for "full")."""
+        if value is None:
+            return cls.FULL
         if value == cls.NONE:
             return cls.NONE
         if value == cls.COMPACT:
             return cls.COMPACT
-        return cls.FULL
+        raise Problem.validation({"affordances": ["Must be none or compact (or absent)."]})
 
 
 def compact_entry(entry: dict[str, Any]) -> dict[str, Any]:

@@ -147,3 +147,13 @@ def test_hal_forms_and_the_browsable_api_read_compact_entries_as_full_ones(demo:
     full_forms, compact_forms, plain_forms = (p.content.decode().count("<form") for p in pages)
     # One form per affordance (confirm, cancel) on top of the page's own.
     assert full_forms == compact_forms == plain_forms + 2
+
+
+@pytest.mark.parametrize("value", ["bogus", "", "NONE", "full", "compact ", "none,compact"])
+def test_an_unknown_affordances_value_is_a_validation_error(api, demo, value):
+    order = demo.orders["demo-01"]
+    for path in ("/api/orders/", f"/api/orders/{order.pk}/"):
+        response = api("support").get(path, {"affordances": value})
+        assert response.status_code == 400, (path, value, response.content[:200])
+        assert response.json()["code"] == "validation_error"
+        assert "affordances" in response.json()["errors"]
