@@ -6,9 +6,10 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 LOAD_STAMP := $(VENV)/.installed-load
 LLM_STAMP := $(VENV)/.installed-llm
+DOCS_STAMP := $(VENV)/.installed-docs
 PORT ?= 8000
 
-.PHONY: demo test clients bench load experiment experiment-llm experiment-llm-quick lint format clean
+.PHONY: demo test test-library matrix docs docs-build clients bench load experiment experiment-llm experiment-llm-quick lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,8 +40,21 @@ demo: $(DEMO_STAMP)
 	@echo ""
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
+# Two pytest runs, for two settings modules (Django is configured once per process): the
+# library's tests (tests/: tests.settings, with the demo, the experiment and the load
+# tooling unimportable, -p tests.no_demo), then the demo's, the experiment's and the load
+# tooling's (demo_tests.settings). Both run even when the first fails.
+LIBRARY_TESTS := tests
+DEMO_TESTS := demo_tests experiment/tests load/tests
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	@status=0; \
+	$(BIN)/python -m pytest -p tests.no_demo $(LIBRARY_TESTS) $(PYTEST_ARGS) || status=1; \
+	$(BIN)/python -m pytest --ds demo_tests.settings $(DEMO_TESTS) $(PYTEST_ARGS) || status=1; \
+	exit $$status
+
+# The library's tests alone, the demo unimportable: what a project with only the wheel has.
+test-library: $(STAMP)
+	$(BIN)/python -m pytest -p tests.no_demo $(LIBRARY_TESTS) $(PYTEST_ARGS)
 
 # Real third-party clients (clients/package.json: the MCP conformance suite, the MCP
 # Inspector CLI, Ketting, Redocly, on Node 22) against a live server; make test runs
@@ -50,7 +64,7 @@ clients/node_modules/.installed: clients/package-lock.json
 	touch $@
 
 clients: $(STAMP) clients/node_modules/.installed
-	$(BIN)/python -m pytest tests/clients $(PYTEST_ARGS)
+	$(BIN)/python -m pytest --ds demo_tests.settings demo_tests/clients $(PYTEST_ARGS)
 
 # Every face against the plain one, in one run each on SQLite and (when it answers) on
 # PostgreSQL at BENCH_DATABASE_URL; BENCH_ARGS="--sizes 100 --rounds 9".
@@ -98,6 +112,38 @@ $(LOAD_STAMP): pyproject.toml | $(STAMP)
 load: $(LOAD_STAMP)
 	$(BIN)/python load/run.py $(LOAD_ARGS)
 
+# The documentation site (mkdocs.yml, docs/): the `docs` extra, installed only here.
+# `make docs-build` builds it strictly — a warning, a broken link or anchor, fails — and
+# offline (CI runs it); `make docs` builds it so, then serves it on 127.0.0.1:$(DOCS_PORT).
+DOCS_PORT ?= 8001
+$(DOCS_STAMP): pyproject.toml | $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs]'
+	touch $(DOCS_STAMP)
+
+docs-build: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --clean
+
+docs: docs-build
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
+
+# Every supported Python and Django (noxfile.py, which says why each cell runs what it
+# runs): Python 3.11 + Django 5.2 LTS in .venv, then Python 3.13 + Django 6.0 and 6.1 —
+# from a python3.13 on PATH if one runs, else in a Debian trixie chroot under .chroot/
+# (.ci/python313-chroot: root needed; made once, about 100 s). The Python 3.13 side (the
+# root, its virtualenvs: downloads, little CPU) is made while the LTS cell runs; its log
+# is printed after. The PostgreSQL runs need MATRIX_DATABASE_URL=postgres://… (a database
+# whose user may create the test databases).
+PY313_NOX = $(if $(shell python3.13 -c "print(1)" 2>/dev/null),$(BIN)/nox,.ci/python313-chroot nox)
+matrix: $(STAMP)
+	@mkdir -p .nox
+	$(PY313_NOX) -t py313 --install-only >.nox/py313-install.log 2>&1 & made=$$!; \
+	$(BIN)/nox -t py311; lts=$$?; \
+	wait $$made; ready=$$?; \
+	echo "== Python 3.13: the root and the virtualenvs, made while the LTS cell ran"; \
+	cat .nox/py313-install.log; \
+	[ $$ready -eq 0 ] && $(PY313_NOX) --reuse-venv=yes -t py313; py313=$$?; \
+	[ $$lts -eq 0 ] && [ $$py313 -eq 0 ]
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -107,4 +153,4 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache
+	rm -rf $(VENV) db.sqlite3 .pytest_cache site

@@ -9,6 +9,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
+from affordances import routes
 from affordances.constraints import ConstraintNotShown, ConstraintWidens, assert_narrows
 from affordances.patterns import backtracking_risk, patterns_in
 from affordances.schemas import SchemaError
@@ -77,6 +78,7 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                     id="affordances.E003",
                 )
             )
+    messages.extend(_check_on_error(resources))
     if messages:
         return messages
     try:
@@ -126,6 +128,33 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                     id="affordances.W002",
                 )
             )
+    return messages
+
+
+def _check_on_error(resources: Any) -> list[checks.CheckMessage]:
+    """E027: a transition declared with django-fsm's ``on_error=``.
+
+    Every face runs a transition in one transaction and rolls all of it back when the
+    body raises — the state, the version and the audit record alike — so the
+    ``on_error`` state django-fsm sets would never be kept, silently. Refused rather
+    than half honoured (docs/reference/checks.md)."""
+    messages: list[checks.CheckMessage] = []
+    for resource in resources:
+        for fsm_field in resource.fsm_fields:
+            for method_name, wrapper in fsm_field.transitions.get(resource.model, {}).items():
+                meta = getattr(wrapper, "_django_fsm", None)
+                found = [t for t in getattr(meta, "transitions", {}).values() if t.on_error]
+                if found:
+                    messages.append(
+                        checks.Error(
+                            f"Transition {resource.model.__name__}.{method_name} declares "
+                            f"on_error={found[0].on_error!r}: a transition whose body raises "
+                            "is rolled back whole, so that state would never be kept.",
+                            hint="Drop on_error=; model the failure as a transition of its "
+                            "own (or return its target: RETURN_VALUE), run after the error.",
+                            id="affordances.E027",
+                        )
+                    )
     return messages
 
 
@@ -216,8 +245,8 @@ def _check_serializers(catalog: Any) -> list[checks.CheckMessage]:
                     f"{serializer_class.__name__} (the SERIALIZER of {resource.options.label}) "
                     "has no `url` field: HAL `_links.self`, MCP resource links and resource "
                     "URIs need it.",
-                    hint=f'Add url = serializers.HyperlinkedIdentityField(view_name="'
-                    f'{resource.basename}-detail").',
+                    hint="Add url = affordances.rest.ResourceUrlField() (the route "
+                    f'"{routes.name(resource.basename, "detail")}").',
                     id="affordances.W003",
                 )
             )

@@ -300,7 +300,8 @@ def _replay(claimed: idempotency.Claim) -> Outcome:
 
 @contextmanager
 def _released_on_failure(claimed: idempotency.Claim | None) -> Iterator[None]:
-    """A refusal or a crash is not stored: the key may be used again (SPEC §6)."""
+    """A refusal or a crash is not stored: the key may be used again
+    (docs/protocol.md#execution)."""
     try:
         yield
     except BaseException:

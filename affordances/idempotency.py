@@ -1,4 +1,4 @@
-"""Idempotency keys (SPEC §6): claim by unique insert, replay a stored success.
+"""Idempotency keys (docs/protocol.md#execution): claim by unique insert, replay a stored success.
 
 The claim is committed on its own before the operation runs, so a concurrent duplicate
 sees it at once (``idempotency_key_in_use``) instead of racing a read-then-write.

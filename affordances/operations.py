@@ -53,7 +53,7 @@ from affordances import registry
 from affordances.conf import settings
 from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, OperationSpec
 from affordances.resources import Resource
-from affordances.schemas import nullable, serializer_schema
+from affordances.schemas import filter_schema, nullable, serializer_schema
 
 __all__ = [
     "Holding",
@@ -296,7 +296,7 @@ class Operation:
         return self.holding(user).anywhere
 
     def document(self) -> dict[str, Any]:
-        """The catalog entry (SPEC §4)."""
+        """The catalog entry (docs/protocol.md#catalog)."""
         doc: dict[str, Any] = {
             "id": self.urn,
             "name": self.name,
@@ -383,35 +383,11 @@ def representation_schema(resource: Resource, *, with_affordances: bool = True) 
         return {"type": "object"}
     schema = serializer_schema(resource.serializer_class, direction="response")
     if with_affordances:
-        schema["properties"]["affordances"] = {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "operation": {"type": "string"},
-                    "name": {"type": "string"},
-                    "title": {"type": "string"},
-                    "method": {"type": "string"},
-                    "target": {"type": "string", "format": "uri"},
-                    "arguments": {"type": "object"},
-                    "constraints": {"type": "object"},
-                    "validForVersion": {"type": "integer"},
-                },
-                "required": ["operation", "name", "method", "target", "arguments"],
-            },
-        }
-        schema["properties"]["unavailableAffordances"] = {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "operation": {"type": "string"},
-                    "name": {"type": "string"},
-                    "reason": {"type": "string"},
-                },
-                "required": ["operation", "name", "reason"],
-            },
-        }
+        # The entries' shape is affordances.entries' to decide (imported here: it builds
+        # on this module).
+        from affordances.entries import Shape, list_schemas
+
+        schema["properties"].update(list_schemas(Shape.FULL))
     return schema
 
 
@@ -419,12 +395,9 @@ def _list_input_schema(resource: Resource) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     filterset_class: Any = resource.filterset_class
     if filterset_class is not None:
+        model = getattr(filterset_class._meta, "model", None) or resource.model
         for name, filter_ in filterset_class.base_filters.items():
-            choices = filter_.extra.get("choices")
-            if choices:
-                properties[name] = {"type": "string", "enum": [str(value) for value, _ in choices]}
-            else:
-                properties[name] = {"type": "string"}
+            properties[name] = filter_schema(filter_, model)
             label = filter_.label or name.replace("_", " ")
             properties[name]["description"] = (
                 f"Only {resource.verbose_name_plural} whose {label} is this."

@@ -125,7 +125,7 @@ class Problem(Exception):
             body["current"] = self.current
         return body
 
-    # Constructors for the codes of SPEC §6, so the wording lives in one place.
+    # Constructors for the codes of docs/protocol.md#execution, so the wording lives in one place.
     @classmethod
     def not_found(cls) -> Problem:
         # One wording everywhere, so a hidden object reads exactly like a missing one.

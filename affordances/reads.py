@@ -17,6 +17,7 @@ from django.db import models
 
 from affordances.problems import Problem
 from affordances.resources import Resource
+from affordances.schemas import filter_query
 
 __all__ = ["Page", "find", "list_page", "page_size", "visible", "whole_number"]
 
@@ -59,7 +60,9 @@ def filtered(
     queryset = visible(resource, user)
     if resource.filterset_class is None:
         return queryset
-    filterset = resource.filterset_class(data=dict(filters), queryset=queryset, request=request)
+    # JSON values (an MCP call's 1, true) read as the query string's "1", "true".
+    data = filter_query(filters)
+    filterset = resource.filterset_class(data=data, queryset=queryset, request=request)
     if not filterset.is_valid():
         raise Problem.validation(
             {

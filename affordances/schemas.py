@@ -5,7 +5,7 @@ formats); this module only turns its OpenAPI flavour into plain JSON Schema 2020
 gives decimal inputs their one schema (:func:`decimal_schema`): a JSON number, or a
 plain ASCII decimal string (:data:`PLAIN_DECIMAL`), on every face.
 
-It also owns what a constraint may say (SPEC §5), for every face at once:
+It also owns what a constraint may say (docs/protocol.md#affordances), for every face at once:
 :data:`CONSTRAINT_KEYWORDS` names each keyword and the kinds of input it applies to
 (:func:`input_kind`), :data:`REFUSED_KEYWORDS` the JSON Schema keywords no form could
 show. :func:`assert_narrows` refuses anything else, and :func:`narrow_property` is the
@@ -21,6 +21,9 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from django import forms
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError as SchemaValidationError
 from rest_framework import serializers
@@ -35,7 +38,10 @@ __all__ = [
     "add_text_rules",
     "decimal_pattern",
     "decimal_schema",
+    "filter_query",
+    "filter_schema",
     "from_openapi",
+    "key_schema",
     "nullable",
     "serializer_schema",
     "text_rules",
@@ -117,10 +123,11 @@ def add_text_rules(field: serializers.Field[Any, Any, Any, Any], schema: dict[st
 
 # --- the decimal rule ---------------------------------------------------------------
 
-# What a decimal input takes, on every face (SPEC §6): a JSON number, or a plain ASCII
-# decimal string — an optional "-", ASCII digits, optionally "." and ASCII digits. Not
-# an exponent, "+", "_", spaces or non-ASCII digits, all of which Python's Decimal (and
-# so DRF) would read: "1e1", "1_0", " 10" and "\u0661\u0660" (Arabic-Indic) are all 10 to it.
+# What a decimal input takes, on every face (docs/protocol.md#execution): a JSON number,
+# or a plain ASCII decimal string — an optional "-", ASCII digits, optionally "." and
+# ASCII digits. Not an exponent, "+", "_", spaces or non-ASCII digits, all of which
+# Python's Decimal (and so DRF) would read: "1e1", "1_0", " 10" and "\u0661\u0660"
+# (Arabic-Indic) are all 10 to it.
 PLAIN_DECIMAL = r"-?[0-9]+(?:\.[0-9]+)?"
 DECIMAL_RULE = 'A JSON number, or a plain decimal string such as "12.50".'
 
@@ -231,6 +238,125 @@ _FORMATS = frozenset(
 )  # fmt: skip
 # Keywords that describe a value rather than constrain it: they stay outside anyOf.
 _ANNOTATIONS = ("title", "description", "default", "examples", "readOnly", "writeOnly")
+
+
+def key_schema(model: type[models.Model]) -> dict[str, Any]:
+    """The JSON Schema of a model's primary key as an argument: an integer from 1, a
+    UUID, or text no longer than the key field (a key that is itself a relation: the
+    key it points to)."""
+    field: Any = model._meta.pk
+    while field is not None and field.is_relation:
+        field = field.target_field
+    if isinstance(field, models.AutoField | models.IntegerField):
+        return {"type": "integer", "minimum": 1}
+    if isinstance(field, models.UUIDField):
+        return {"type": "string", "format": "uuid"}
+    schema: dict[str, Any] = {"type": "string", "minLength": 1}
+    limit = getattr(field, "max_length", None)
+    if limit is not None:
+        schema["maxLength"] = limit
+    return schema
+
+
+def _filter_model(filter_: Any, model: type[models.Model] | None) -> type[models.Model] | None:
+    """The model a ``ModelChoiceFilter`` picks from: its queryset's, else the related
+    model of the field it filters on."""
+    queryset = getattr(filter_, "queryset", None)
+    if isinstance(queryset, models.QuerySet):
+        return queryset.model
+    if model is None:
+        return None
+    try:
+        related = model._meta.get_field(filter_.field_name.split("__")[0]).related_model
+    except FieldDoesNotExist:
+        return None
+    return related if isinstance(related, type) else None
+
+
+def filter_schema(filter_: Any, model: type[models.Model] | None = None) -> dict[str, Any]:
+    """The JSON Schema of one django-filter filter's value, from its form field: what
+    the MCP list tools take as an argument and the OpenAPI document as a query parameter.
+
+    ``NumberFilter`` → ``number``; ``BooleanFilter`` → ``boolean``; ``DateFilter``,
+    ``DateTimeFilter``, ``TimeFilter``, ``UUIDFilter`` → a string with ``format`` (``date``,
+    ``date-time``, ``time``, ``uuid``); a choice filter → ``enum`` of its choices' values
+    (as text, as a query string spells them); ``ModelChoiceFilter`` → the related model's
+    key schema (:func:`key_schema`); the multiple-choice filters → an ``array`` of those;
+    anything else (text, ``__in`` lists, ranges, a lookup choice) → ``string``.
+    ``model`` is the filter set's model (for a model choice without a queryset).
+    """
+    field_class: Any = getattr(filter_, "field_class", forms.CharField)
+    if not isinstance(field_class, type) or issubclass(field_class, forms.MultiValueField):
+        return {"type": "string"}
+    if any(base.__name__ == "BaseCSVField" for base in field_class.__mro__):
+        return {"type": "string"}  # "1,2,3": one text, split by the filter
+    if issubclass(field_class, forms.ModelMultipleChoiceField | forms.MultipleChoiceField):
+        single = dict(filter_schema(_SingleOf(filter_), model))
+        return {"type": "array", "items": single}
+    if issubclass(field_class, forms.ModelChoiceField):
+        related = _filter_model(filter_, model)
+        if related is None or filter_.extra.get("to_field_name"):
+            return {"type": "string"}
+        return key_schema(related)
+    if issubclass(field_class, forms.ChoiceField):
+        choices = filter_.extra.get("choices")
+        if callable(choices) or not choices:
+            return {"type": "string"}
+        return {"type": "string", "enum": [str(value) for value, _ in choices]}
+    if issubclass(field_class, forms.NullBooleanField | forms.BooleanField):
+        return {"type": "boolean"}
+    # Django's DecimalField and FloatField are IntegerFields: asked first.
+    if issubclass(field_class, forms.DecimalField | forms.FloatField):
+        return {"type": "number"}
+    if issubclass(field_class, forms.IntegerField):
+        return {"type": "integer"}
+    for form_field, string_format in _STRING_FORMATS:
+        if issubclass(field_class, form_field):
+            return {"type": "string", "format": string_format}
+    return {"type": "string"}
+
+
+# DateTimeField before DateField: neither is the other's subclass, but order is kept clear.
+_STRING_FORMATS: tuple[tuple[type[forms.Field], str], ...] = (
+    (forms.DateTimeField, "date-time"),
+    (forms.DateField, "date"),
+    (forms.TimeField, "time"),
+    (forms.UUIDField, "uuid"),
+)
+
+
+class _SingleOf:
+    """One item of a multiple-choice filter, as the single-choice filter it repeats."""
+
+    def __init__(self, filter_: Any) -> None:
+        self.field_name = filter_.field_name
+        self.extra = filter_.extra
+        self.queryset = getattr(filter_, "queryset", None)
+        many = filter_.field_class
+        self.field_class = (
+            forms.ModelChoiceField
+            if issubclass(many, forms.ModelMultipleChoiceField)
+            else forms.ChoiceField
+        )
+
+
+def filter_query(filters: Mapping[str, Any]) -> dict[str, Any]:
+    """Filter arguments from JSON (MCP) as a query string spells them, so a filter set
+    reads ``1``, ``true`` or ``[1, 2]`` exactly as ``?book=1``, ``?renewed=true`` or
+    ``?tag=1&tag=2``: numbers as text (``1.0`` as ``1``), booleans as ``true``/``false``."""
+
+    def spelled(value: Any) -> Any:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, float) and value.is_integer():
+            return str(int(value))
+        if isinstance(value, int | float | Decimal):
+            return str(value)
+        if isinstance(value, list):
+            return [spelled(item) for item in value]
+        return value
+
+    return {name: spelled(value) for name, value in filters.items()}
 
 
 def nullable(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -148,6 +148,15 @@ class JWTAuthentication(authentication.JWTAuthentication):
     token issued under another password (``CHECK_REVOKE_TOKEN``).
     """
 
+    def get_raw_token(self, header: bytes) -> bytes | None:
+        # RFC 9110 §11.1: the scheme is case-insensitive ("bearer", "BEARER"); simplejwt
+        # compares it byte for byte, so another spelling was a missing credential.
+        parts = header.split()
+        if parts:
+            spelled = {scheme.lower(): scheme for scheme in authentication.AUTH_HEADER_TYPE_BYTES}
+            parts[0] = spelled.get(parts[0].lower(), parts[0])
+        return super().get_raw_token(b" ".join(parts))
+
     def get_user(self, validated_token: Token) -> Any:
         claim = api_settings.USER_ID_CLAIM
         if claim in validated_token and not _is_user_id(validated_token[claim]):

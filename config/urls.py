@@ -5,7 +5,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from affordances.mcp import COMPACT, FORMS, HYBRID, STATIC, McpView
-from affordances.rest import SchemaView
+from affordances.rest import ResourceRouter, SchemaView
 from config.docs import SwaggerView
 from config.throttling import (
     ThrottledTokenObtainPairView,
@@ -13,10 +13,18 @@ from config.throttling import (
     throttled_admin_login,
     throttled_api_login,
 )
+from orders.views import OrderViewSet
+from procurement.views import PurchaseRequestViewSet
+
+# One router: the API's entry point, the catalog and both domains' resources, in the
+# app's URL namespace ("affordances").
+router = ResourceRouter(trailing_slash=True)
+router.register("orders", OrderViewSet)
+router.register("purchase-requests", PurchaseRequestViewSet)
 
 urlpatterns = [
     # The demo's front door is the API's entry point (links to every face from there).
-    path("", RedirectView.as_view(pattern_name="api-entry-point", permanent=False)),
+    path("", RedirectView.as_view(pattern_name="affordances:entry-point", permanent=False)),
     # Rate-limited logins, on the paths of the originals and matched before them.
     path("admin/login/", throttled_admin_login),
     path("api-auth/login/", throttled_api_login),
@@ -26,9 +34,7 @@ urlpatterns = [
     # The document differs per caller (their operations only): private, never shared.
     path("api/schema/", SchemaView.as_view(), name="schema"),
     path("api/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
-    path("api/", include("affordances.rest.urls")),
-    path("api/", include("orders.urls")),
-    path("api/", include("procurement.urls")),
+    path("api/", include(router.urls)),
     path("api-auth/", include("rest_framework.urls")),
     path("mcp", McpView.as_view(profile=HYBRID), name="mcp"),
     path("mcp/static", McpView.as_view(profile=STATIC), name="mcp-static"),

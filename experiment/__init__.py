@@ -1,4 +1,5 @@
-"""The seed's experiment: the same tasks driven through interfaces A, B and C (SPEC §12, §13).
+"""The seed's experiment: the same tasks driven through interfaces A, B and C
+(docs/protocol.md#mcp-profiles, docs/experiment/index.md).
 
 ``python manage.py run_experiment`` starts a live server, resets the demo data before
 every run, lets an agent work each task over real MCP traffic, checks the final state

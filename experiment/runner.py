@@ -239,8 +239,8 @@ def _object_facts(key: str, pk: int, username: str) -> tuple[str, int, str, int,
     """(resource, id, URL path, version, operations ``username`` may run on it now) of
     the demo object ``key`` (``demo-05`` an order, ``pr-05`` a purchase request)."""
     from django.contrib.auth import get_user_model
-    from django.urls import reverse
 
+    from affordances import routes
     from affordances.catalog import get_catalog
     from affordances.evaluation import Available, evaluate
     from orders.models import Order
@@ -256,7 +256,8 @@ def _object_facts(key: str, pk: int, username: str) -> tuple[str, int, str, int,
         for operation in catalog.transitions_for(model)
         if isinstance(evaluate(operation, instance, user), Available)
     )
-    path = reverse(f"{resource.basename}-detail", kwargs={"pk": pk})
+    path = routes.detail_path(resource, pk)
+    assert path is not None, resource.basename
     return resource.name, pk, path, int(instance.version), available
 
 

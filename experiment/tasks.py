@@ -1,4 +1,4 @@
-"""The vocabulary of a task (SPEC §13): what an agent is asked, what the runner does
+"""The vocabulary of a task (docs/experiment/index.md): what an agent is asked, what the runner does
 meanwhile, and what counts.
 
 A :class:`Task` has a goal in words (for a model), the same goal as steps (:class:`Act`,

@@ -8,11 +8,11 @@ up with it; the runner switches to it with ``override_settings(ROOT_URLCONF=…)
 from __future__ import annotations
 
 from django.urls import URLResolver, include, path
-from rest_framework.routers import DefaultRouter
 
-import orders.urls
-from config.urls import urlpatterns as project_patterns
+from affordances.rest import ResourceRouter
+from config import urls as project
 from orders.views import OrderViewSet
+from procurement.views import PurchaseRequestViewSet
 
 
 class RenamedOrderViewSet(OrderViewSet):
@@ -21,17 +21,17 @@ class RenamedOrderViewSet(OrderViewSet):
     transition_url_paths = {"confirm": "approve"}
 
 
-router = DefaultRouter(trailing_slash=True)
-router.include_root_view = False
-router.register("orders", RenamedOrderViewSet, basename="order")
+router = ResourceRouter(trailing_slash=True)
+router.register("orders", RenamedOrderViewSet)
+router.register("purchase-requests", PurchaseRequestViewSet)
 
 
-def _is_orders(pattern: object) -> bool:
-    return isinstance(pattern, URLResolver) and pattern.urlconf_name is orders.urls
+def _is_api(pattern: object) -> bool:
+    return isinstance(pattern, URLResolver) and pattern.urlconf_name is project.router.urls
 
 
 urlpatterns = [
-    *(pattern for pattern in project_patterns if not _is_orders(pattern)),
+    *(pattern for pattern in project.urlpatterns if not _is_api(pattern)),
     path("api/", include(router.urls)),
 ]
-assert len(urlpatterns) == len(project_patterns), "config.urls no longer includes orders.urls"
+assert len(urlpatterns) == len(project.urlpatterns), "config.urls no longer includes its router"

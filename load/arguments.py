@@ -23,7 +23,8 @@ def arguments_for(
     """Valid arguments for an affordance: what the catalog needs, within its constraints.
 
     Money is spelled as the order shows it (``"60.00"``), which the REST action accepts
-    (SPEC §6); a tool's ``inputSchema`` types it as a number, so MCP passes ``money=float``.
+    (docs/protocol.md#execution); a tool's ``inputSchema`` types it as a number, so MCP passes
+    ``money=float``.
     """
     name = affordance["name"]
     narrowed = affordance.get("constraints", {}).get("properties", {})

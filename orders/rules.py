@@ -1,6 +1,6 @@
 """Business rules of an order that are not states: conditions, guards, constraints.
 
-Each rule carries the machine reason reported when it fails (SPEC §8), so the
+Each rule carries the machine reason reported when it fails (docs/demo.md#orders), so the
 affordances layer can say *why* an operation does not apply without knowing orders.
 """
 

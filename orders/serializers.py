@@ -1,17 +1,18 @@
-"""The order representation (SPEC §5): camelCase, with the caller's affordances."""
+"""The order representation (docs/protocol.md#affordances): camelCase, with the caller's
+affordances."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
-from affordances.rest import AffordancesMixin
+from affordances.rest import AffordancesMixin, ResourceUrlField
 from orders.models import Order
 
 
 class OrderSerializer(AffordancesMixin, serializers.ModelSerializer):
     """An order as every face shows it."""
 
-    url = serializers.HyperlinkedIdentityField(view_name="order-detail")
+    url = ResourceUrlField()
     customer = serializers.CharField(source="customer.username", read_only=True)
     paymentStatus = serializers.CharField(source="payment_status", read_only=True)
     trackingNumber = serializers.CharField(

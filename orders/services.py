@@ -95,7 +95,7 @@ def _demo_user(username: str, *, password: str, group: str | None, superuser: bo
 
 @transaction.atomic
 def seed_demo(*, password: str | None = None, reset: bool = False) -> SeedResult:
-    """Create the demo users and orders of SPEC §9; safe to run again."""
+    """Create the demo users and orders of docs/demo.md#demo-data; safe to run again."""
     generated = password is None
     if password is None:
         password = secrets.token_urlsafe(12)

@@ -1,6 +1,7 @@
 """Policy of a purchase request that no status reveals: conditions, guards, constraints.
 
-Each rule carries the machine reason reported when it fails (SPEC §8). Two requests in
+Each rule carries the machine reason reported when it fails (docs/demo.md#procurement). Two requests
+in
 the same state routinely differ in what applies: who asks, how much, which cost center
 and supplier, what was received and invoiced.
 """

@@ -1,17 +1,18 @@
-"""The purchase-request representation (SPEC §5): camelCase, with the caller's affordances."""
+"""The purchase-request representation (docs/protocol.md#affordances): camelCase, with the caller's
+affordances."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
-from affordances.rest import AffordancesMixin
+from affordances.rest import AffordancesMixin, ResourceUrlField
 from procurement.models import PurchaseRequest
 
 
 class PurchaseRequestSerializer(AffordancesMixin, serializers.ModelSerializer):
     """A purchase request as every face shows it."""
 
-    url = serializers.HyperlinkedIdentityField(view_name="purchase-request-detail")
+    url = ResourceUrlField()
     requester = serializers.CharField(source="requester.username", read_only=True)
     costCenter = serializers.CharField(source="cost_center.code", read_only=True)
     supplier = serializers.CharField(source="supplier.name", read_only=True)

@@ -20,40 +20,6 @@ MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
 OLDER = "2025-06-18"
 
-READS = ["get_order", "list_orders"]
-TRANSITIONS = ["confirm_order", "ship_order", "deliver_order", "cancel_order", "refund_order"]
-# SPEC §8: exactly the transitions each role has the capability for, in catalog order.
-TRANSITIONS_BY_ROLE = {
-    "admin": TRANSITIONS,
-    "support": ["confirm_order", "cancel_order"],
-    "warehouse": ["ship_order", "deliver_order"],
-    "supervisor": ["confirm_order", "cancel_order", "refund_order"],
-    "auditor": [],
-    "alice": ["cancel_order"],
-    "bob": ["cancel_order"],
-}
-
-
-PROCUREMENT_SUFFIXES = ("_purchase_request", "_purchase_requests")
-
-
-def orders_part(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The orders' tools of a list, in order: compared to the unchanged golden file."""
-    return [tool for tool in tools if not tool["name"].endswith(PROCUREMENT_SUFFIXES)]
-
-
-def procurement_part(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [tool for tool in tools if tool["name"].endswith(PROCUREMENT_SUFFIXES)]
-
-
-def assert_role_tools(role: str, names: list[str], catalog: list[str]) -> None:
-    """A role's tools are its catalog (GET /api/operations/), exactly and in order: the
-    two reads first, then precisely its SPEC §8 transitions (plus any collection
-    operation the catalog grants it, SPEC §12)."""
-    assert names == catalog
-    assert names[:2] == READS
-    assert [name for name in names if name in TRANSITIONS] == TRANSITIONS_BY_ROLE[role]
-
 
 def modern_meta() -> dict[str, Any]:
     return {

@@ -1,10 +1,115 @@
-"""Test settings: the demo project plus a tiny FSM app the affordances app knows nothing of."""
+"""The library's test settings: Django, DRF, django-fsm and the affordances app, with the
+test models of ``tests.generic`` — nothing of the demo (``config``, ``orders``,
+``procurement``), the experiment or the load tooling.
+
+``make test`` runs ``tests/`` with these settings and with those packages made
+unimportable (``-p tests.no_demo``); the demo's tests are in ``demo_tests/``.
+``DATABASE_URL`` (``sqlite:///…`` or ``postgres://…``) picks the database, as in CI.
+"""
 
 from __future__ import annotations
 
-from config.settings import *  # noqa: F403
-from config.settings import INSTALLED_APPS
+import os
+from urllib.parse import unquote, urlsplit
 
-INSTALLED_APPS = [*INSTALLED_APPS, "tests.generic"]
+SECRET_KEY = "django-affordances-library-tests"
+DEBUG = False
+ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "affordances",
+    "tests.generic",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+
+# Each test mounts the URLconf of the test models it uses (tests/generic/*_api.py).
+ROOT_URLCONF = "tests.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+
+def _database(url: str) -> dict[str, object]:
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": parts.path[1:] or ":memory:"}
+    if parts.scheme in {"postgres", "postgresql"}:
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": parts.path.lstrip("/"),
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+        }
+    raise ValueError(f"DATABASE_URL must be sqlite:// or postgres://, not {url!r}")
+
+
+DATABASES = {"default": _database(os.environ.get("DATABASE_URL") or "sqlite:///")}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["OPTIONS"] = {"timeout": 20}  # live-server tests
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+USE_TZ = True
+TIME_ZONE = "UTC"
+STATIC_URL = "static/"
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast tests
+
+# What the README's "Use it in your own project" sets.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework_simplejwt.authentication.JWTAuthentication",  # the `jwt` extra
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "affordances.rest.renderers.JSONRenderer",
+        "affordances.rest.browsable.AffordancesBrowsableAPIRenderer",
+        "affordances.rest.renderers.HalFormsRenderer",
+        "affordances.rest.renderers.HalRenderer",
+    ],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "affordances.rest.ContentNegotiation",
+    "DEFAULT_PARSER_CLASSES": ["affordances.rest.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "affordances.rest.AutoSchema",
+    "EXCEPTION_HANDLER": "affordances.rest.problem_exception_handler",
+    # ASCII-escaped JSON, as the demo: a lone surrogate must not break rendering
+    # (tests/test_encoding.py compares the library's renderer with DRF's under it).
+    "UNICODE_JSON": False,
+}
+SPECTACULAR_SETTINGS = {
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "affordances.rest.openapi.postprocess",
+    ],
+}
+
+AFFORDANCES = {
+    "NAMESPACE": "example",
+    "MODELS": {},
+}

@@ -1,10 +1,10 @@
-"""Adoption, as a new user does it: the wheel, a fresh virtualenv, the README, nothing else.
+"""Adoption, as a new user does it: the wheel, a fresh virtualenv, the tutorial, nothing else.
 
 The wheel is built from this tree and installed (with its ``jwt`` extra) into a new
 virtualenv; ``django-admin startproject`` makes a project in an empty directory, so
 nothing of this repository is importable there. The project's files are exactly the
-code blocks of the README's "Use it in your own project" (each names its file), so the
-README cannot drift from what works. Then every face is driven over HTTP against
+code blocks of the tutorial, ``docs/tutorial.md`` (each names its file), so the
+tutorial cannot drift from what works. Then every face is driven over HTTP against
 ``runserver`` on 127.0.0.1: checks, the catalog, REST, HAL-FORMS, MCP with the official
 SDK client, the admin. On PostgreSQL (``DATABASE_URL``) the project gets a database of
 its own.
@@ -37,7 +37,7 @@ from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTION = ("## Use it in your own project", "### Settings")
+TUTORIAL = ROOT / "docs" / "tutorial.md"
 FILE_MARK = re.compile(r"^# (?P<path>[\w/]+\.py)(?P<append> \(append\))?$")
 # The demo's and the tools' dependencies: none may come with the library.
 NOT_REQUIRED = {
@@ -59,10 +59,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def readme_files() -> dict[str, tuple[str, bool]]:
-    """path → (code, append?) for every file block of the README's adoption section."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index(SECTION[0]) : text.index(SECTION[1])]
+def tutorial_files() -> dict[str, tuple[str, bool]]:
+    """path → (code, append?) for every file block of the tutorial."""
+    section = TUTORIAL.read_text()
     files: dict[str, tuple[str, bool]] = {}
     for block in re.findall(r"^( *)```python\n(.*?)^\1```", section, re.M | re.S):
         code = textwrap.dedent(block[1])
@@ -204,7 +203,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
     }
     run(venv / "bin" / "django-admin", "startproject", "desk", ".", cwd=path, env=env)
     run(python, "manage.py", "startapp", "helpdesk", cwd=path, env=env)
-    for name, (code, append) in readme_files().items():
+    for name, (code, append) in tutorial_files().items():
         target = path / name
         if append:
             target.write_text(target.read_text() + "\n" + code)

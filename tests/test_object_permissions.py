@@ -35,10 +35,10 @@ from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances.catalog import get_catalog
+from affordances.entries import AffordanceLists
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import object_permissions_configured
-from affordances.rest.serializers import AffordanceLists
 from tests.generic import expenses as expenses_app
 from tests.generic.models import Expense
 from tests.mcp_wire import Wire

@@ -2,8 +2,9 @@
 
 ``tests.generic.api`` wires the tests' ``Ticket`` as a new project would — its own URL
 prefixes, no ``EXCEPTION_HANDLER``, a model without ``FSMModelMixin``, a registered
-``QUERYSET`` that hides some tickets — and the demo's orders are checked the same way:
-REST, MCP and ``perform`` see exactly the same objects, for every role.
+``QUERYSET`` that hides some tickets: REST, MCP and ``perform`` see exactly the same
+objects. (The demo's orders, checked the same way for every role of docs/demo.md#orders, are in
+demo_tests/test_one_registration.py.)
 """
 
 from __future__ import annotations
@@ -21,11 +22,9 @@ from django_fsm import FSMModelMixin
 from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances.catalog import get_catalog
-from affordances.execution import perform, perform_create
+from affordances.execution import perform
 from affordances.models import AuditRecord
 from affordances.problems import Problem
-from orders.models import Order
-from tests.conftest import ROLES
 from tests.generic import api as generic_api
 from tests.generic.models import Ticket
 
@@ -282,74 +281,42 @@ def test_an_admin_edit_is_one_audit_record_and_versions_stay_gapless(tickets, pe
     assert Ticket.objects.get(pk=ticket.pk).version == 3
 
 
-# --- the demo: every role of SPEC §8 ----------------------------------------------------
+# --- MCP's schema pre-check, on the ticket ---------------------------------------------
 
 
-@pytest.mark.parametrize("role", ROLES)
-def test_rest_mcp_and_perform_see_the_same_orders_for_every_role(demo, role) -> None:
-    user = demo.users[role]
-    client = Client()
-    headers = _bearer(user)
-    rest = _rest_ids(client, "/api/orders/?page_size=5", headers)
-    mcp = _mcp_ids(client, "/mcp", headers, "list_orders")
-    assert rest == mcp
-
-    everything = list(Order.objects.order_by("pk").values_list("pk", flat=True))
-    transitions = [op for op in get_catalog().transitions_for(Order) if op.permits(user)]
-    if transitions:
-        assert _performable(transitions[0].name, user, everything) == rest
-    else:
-        # No capability at all (the auditor): perform acts on nothing, as for anyone.
-        assert _performable("cancel_order", user, everything) == []
-    if role in ("alice", "bob"):
-        assert set(rest) == set(Order.objects.filter(customer=user).values_list("pk", flat=True))
-    else:
-        assert rest == everything
-
-
-def test_may_not_create_is_the_cores_one_answer(demo) -> None:
-    with pytest.raises(Problem) as refused:
-        perform_create(
-            operation=get_catalog().lookup("create_order"),
-            user=demo.users["warehouse"],
-            arguments={"description": "Tea", "total": "1"},
-            via="api",
-            represent=lambda obj: {"id": obj.pk},
-        )
-    assert (refused.value.status, refused.value.code) == (405, "method_not_allowed")
-
-
-@pytest.mark.parametrize("order_id", ["1", " 1", 1e400, -1, True, None])
-def test_mcp_checks_a_tools_arguments_against_its_input_schema_first(demo, order_id) -> None:
-    order = demo.orders["demo-01"]
+@pytest.mark.parametrize("ticket_id", ["1", " 1", 1e400, -1, True, None])
+def test_mcp_checks_a_tools_arguments_against_its_input_schema_first(
+    tickets, people, ticket_id
+) -> None:
+    ticket = tickets["open"]
     body = json.dumps(
         {
             "jsonrpc": "2.0",
             "id": 1,
             "method": "tools/call",
-            "params": {"name": "confirm_order", "arguments": {"orderId": order_id}},
+            "params": {"name": "close_ticket", "arguments": {"ticketId": ticket_id}},
         }
     ).replace("Infinity", "1e400")
     response = Client().post(
-        "/mcp",
+        "/agents/mcp",
         body,
         content_type="application/json",
         HTTP_MCP_PROTOCOL_VERSION=MCP_VERSION,
-        **_bearer(demo.users["support"]),
+        **_bearer(people["root"]),
     )
     assert response.status_code == 200
     result = response.json()["result"]
     assert result["isError"] is True
     assert result["structuredContent"]["code"] == "validation_error"
-    assert "orderId" in result["structuredContent"]["errors"]
-    assert demo.order("demo-01").version == order.version
+    assert "ticketId" in result["structuredContent"]["errors"]
+    assert Ticket.objects.get(pk=ticket.pk).version == ticket.version
     assert AuditRecord.objects.count() == 0
 
 
-def test_an_integral_number_is_the_integer_json_schema_says_it_is(demo) -> None:
-    pk = demo.orders["demo-01"].pk
+def test_an_integral_number_is_the_integer_json_schema_says_it_is(tickets, people) -> None:
+    pk = tickets["open"].pk
     result = _mcp_call(
-        Client(), "/mcp", _bearer(demo.users["support"]), "get_order", {"orderId": float(pk)}
+        Client(), "/agents/mcp", _bearer(people["root"]), "get_ticket", {"ticketId": float(pk)}
     )
     assert result["isError"] is False
     assert result["structuredContent"]["id"] == pk

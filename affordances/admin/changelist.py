@@ -23,7 +23,7 @@ from affordances import reads
 from affordances.admin.diagrams import state_diagram
 from affordances.admin.forms import operation_form_class, posted_arguments
 from affordances.catalog import get_catalog
-from affordances.evaluation import Available, evaluate
+from affordances.entries import Shape, lists_for
 from affordances.execution import perform
 from affordances.models import Interface
 from affordances.operations import Operation
@@ -70,24 +70,48 @@ class ChangeListAffordancesMixin:
 
     def get_list_display(self, request: HttpRequest) -> Any:
         base = list(super().get_list_display(request))  # type: ignore[misc]
-        operations = self._operations(request.user)
+        # The request's entries (affordances.entries), worked out once for every row.
+        cache: dict[str, Any] = {}
 
         def available_operations(obj: Model) -> str:
-            titles = [
-                op.title
-                for op in operations
-                if isinstance(evaluate(op, obj, request.user), Available)
-            ]
+            lists = lists_for(cache, request, request.user, type(obj), Shape.FULL)
+            titles = [entry["title"] for entry in lists(obj)[0]] if lists is not None else []
             return format_html_join(", ", "{}", ((title,) for title in titles)) or "—"
 
         available_operations.short_description = "Available operations"  # type: ignore[attr-defined]
         return [*base, available_operations]
 
-    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
-        actions = dict(super().get_actions(request))  # type: ignore[misc]
+    def get_actions(self, request: HttpRequest, action_location: Any = None) -> dict[str, Any]:
+        """The admin's actions, and on the change list one bulk action per operation.
+
+        Django 6.1 asks for the actions of one place (``action_location``: the change list
+        or, new in 6.1, the change form) and deprecates overrides without the parameter;
+        Django 5.2 has neither the parameter nor places. The operations are bulk actions
+        over a selection: the change list's only. Django 6.1 describes an action with an
+        ``Action`` (its tuples are deprecated), Django 5.2 with ``(function, name,
+        description)``.
+        """
+        if action_location is None:  # Django 5.2, or a caller asking for the change list
+            actions = dict(super().get_actions(request))  # type: ignore[misc]
+        else:
+            actions = dict(super().get_actions(request, action_location=action_location))  # type: ignore[misc]
+            if action_location.name != "CHANGE_LIST":
+                return actions
+        make_action = getattr(admin.options, "Action", None)  # Django 6.1
         for operation in self._operations(request.user):
             name = f"operation_{operation.name}"
-            actions[name] = (self._bulk_action(operation), name, f"{operation.title} (selected)")
+            run, description = self._bulk_action(operation), f"{operation.title} (selected)"
+            actions[name] = (
+                (run, name, description)
+                if make_action is None
+                else make_action(
+                    func=run,
+                    name=name,
+                    description=description,
+                    plural_description=description,
+                    locations=[action_location or admin.options.ActionLocation.CHANGE_LIST],
+                )
+            )
         return actions
 
     def _bulk_action(self, operation: Operation) -> Callable[..., HttpResponse | None]:

@@ -35,6 +35,7 @@ from affordances.admin.changelist import (
 from affordances.admin.forms import operation_form_class, posted_arguments
 from affordances.admin.refusals import MalformedRequestRefusalMixin
 from affordances.catalog import get_catalog
+from affordances.entries import Shape, create_constraints, lists_for, operation_of
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.execution import (
     may_create,
@@ -194,25 +195,25 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
         return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc, no-any-return]
 
     def _panel_context(self, request: HttpRequest, obj: Model) -> dict[str, Any]:
-        available, unavailable = [], []
-        for operation in self._operations(request.user):
-            result = evaluate(operation, obj, request.user)
-            if isinstance(result, Available):
-                available.append(
-                    {
-                        "operation": operation,
-                        "has_inputs": operation.input_serializer is not None,
-                        "url": self._url("operation", obj.pk, operation.name),
-                    }
-                )
-            elif isinstance(result, Unavailable):
-                unavailable.append(
-                    {
-                        "operation": operation,
-                        "reason": result.reason,
-                        "sentence": human_reason(result.reason),
-                    }
-                )
+        # The object's entries, as every face has them (affordances.entries).
+        lists = lists_for({}, request, request.user, type(obj), Shape.FULL)
+        entries = lists(obj) if lists is not None else ([], [])
+        available = [
+            {
+                "operation": operation,
+                "has_inputs": operation.input_serializer is not None,
+                "url": self._url("operation", obj.pk, operation.name),
+            }
+            for operation in map(operation_of, entries[0])
+        ]
+        unavailable = [
+            {
+                "operation": operation_of(entry),
+                "reason": entry["reason"],
+                "sentence": human_reason(entry["reason"]),
+            }
+            for entry in entries[1]
+        ]
         return {
             "affordances_available": available,
             "affordances_unavailable": unavailable,
@@ -341,8 +342,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
             # The core refuses; the admin says it as it does for every model's add page
             # the user may not use (403), so this one cannot be told apart.
             raise PermissionDenied from None
-        evaluation = evaluate(operation, None, request.user)
-        constraints = evaluation.constraints if isinstance(evaluation, Available) else {}
+        constraints = create_constraints(operation, request.user) or {}
         form_class = operation_form_class(operation.input_serializer, constraints, versioned=False)
         form = form_class(request.POST if request.method == "POST" else None)
         if request.method == "POST":

@@ -1,7 +1,8 @@
-"""The MCP face of the catalog: JSON-RPC over Streamable HTTP, stateless (SPEC §7).
+"""The MCP face of the catalog: JSON-RPC over Streamable HTTP, stateless (docs/protocol.md#mcp).
 
 ``transport`` is a generic MCP server (JSON-RPC, protocol revisions, the HTTP view);
-the rest binds it to the catalog: tools, resources and the three profiles of SPEC §12.
+the rest binds it to the catalog: tools, resources and the three profiles of
+docs/protocol.md#mcp-profiles.
 No business rule lives in this package. Import what a URLconf needs from here::
 
     from affordances.mcp import FORMS, HYBRID, STATIC, McpView

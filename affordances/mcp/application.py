@@ -11,7 +11,7 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
-from affordances import registry
+from affordances import memo, registry
 from affordances.mcp import resources
 from affordances.mcp.context import Context
 from affordances.mcp.forms import FormsTools
@@ -143,6 +143,8 @@ def server_for(profile: Profile) -> Server:
         instructions=profile.instructions,
         methods=methods,
         discover_ttl_ms=profile.list_ttl_ms,
+        # The app's bounded memo, as every face's (forgotten with the catalog).
+        memoize=lambda key, build: memo.memoized(key, build, size=len),
     )
 
 

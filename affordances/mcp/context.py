@@ -11,8 +11,8 @@ from django.db import models
 from affordances import reads
 from affordances.catalog import get_catalog
 from affordances.encoding import jsonable
+from affordances.entries import AFFORDANCE_LISTS, Shape, shaped, with_affordances
 from affordances.mcp.transport.protocol import Revision
-from affordances.representations import Shape, shaped
 from affordances.resources import Resource
 
 __all__ = ["Context"]
@@ -25,7 +25,8 @@ class Context:
     request: Any
     user: Any
     revision: Revision
-    # Representations carry `affordances`/`unavailableAffordances` (SPEC §5), compact or not.
+    # Representations carry `affordances`/`unavailableAffordances`, compact or not
+    # (docs/protocol.md#affordances, docs/protocol.md#compact).
     affordances: bool = True
     compact: bool = False
     # 409/412 problems carry `current`, the object as it is now.
@@ -44,8 +45,8 @@ class Context:
 
     @property
     def serializer_context(self) -> dict[str, Any]:
-        # One dict per request: AffordancesMixin caches the caller's operations and URL
-        # templates in it, so N objects cost no extra queries.
+        # One dict per request: the caller's operations and URL templates are kept in
+        # it (affordances.entries), so N objects cost no extra queries.
         if self._serializer_context is None:
             self._serializer_context = {
                 "request": self.request,
@@ -72,8 +73,9 @@ class Context:
                     "affordances": Shape.FULL,
                 }
             context = self._full_context
-        data: dict[str, Any] = jsonable(serializer_class(instance, context=context).data)
-        return data
+        data: dict[str, Any] = serializer_class(instance, context=context).data
+        represented: dict[str, Any] = jsonable(self._with_affordances(data, instance, context))
+        return represented
 
     def represent_full(self, instance: models.Model) -> dict[str, Any]:
         return self.represent(instance, full=True)
@@ -86,11 +88,27 @@ class Context:
     def represent_many(self, resource: Resource, instances: Any) -> list[dict[str, Any]]:
         if resource.serializer_class is None:
             return [{"id": instance.pk} for instance in instances]
-        serializer = resource.serializer_class(
-            instances, many=True, context=self.serializer_context
+        context = self.serializer_context
+        instances = list(instances)
+        data = resource.serializer_class(instances, many=True, context=context).data
+        items: list[dict[str, Any]] = jsonable(
+            [
+                self._with_affordances(item, instance, context)
+                for item, instance in zip(data, instances, strict=True)
+            ]
         )
-        items: list[dict[str, Any]] = jsonable(serializer.data)
         return items
+
+    def _with_affordances(
+        self, data: dict[str, Any], instance: models.Model, context: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The affordance lists, when the serializer did not write them itself (one that
+        does not mix in the REST face's class): every profile answers them alike."""
+        shape = context["affordances"]
+        if shape is Shape.NONE or any(name in data for name in AFFORDANCE_LISTS):
+            return data
+        data = dict(data)
+        return with_affordances(data, instance, context, self.request, self.user, shape)
 
     def find(self, resource: Resource, pk: Any) -> models.Model:
         """The object ``pk`` if this caller may see it; hidden and missing look the same."""

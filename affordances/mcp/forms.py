@@ -1,4 +1,5 @@
-"""Interface C (SPEC §12): two stable tools over HAL-FORMS, ``read_resource`` and ``submit_form``.
+"""Interface C (docs/protocol.md#mcp-profiles): two stable tools over HAL-FORMS, ``read_resource``
+and ``submit_form``.
 
 The agent starts at the API entry point, follows links, and acts only through a
 template the resource offers *now*: ``submit_form`` reads the resource again and refuses
@@ -20,16 +21,15 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from django.urls import NoReverseMatch, is_valid_path, reverse
+from django.urls import is_valid_path, reverse
 
-from affordances import reads
+from affordances import reads, routes
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.mcp import subrequest
 from affordances.mcp.resources import locate
 from affordances.mcp.subrequest import Answer, OutsideApi, api_path
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
-from affordances.names import ENTRY_POINT_URL_NAME
 from affordances.problems import PROBLEM_SCHEMA, Problem
 
 if TYPE_CHECKING:
@@ -222,10 +222,9 @@ def _not_offered(ctx: Context, url: str, name: str) -> tuple[str, str]:
         raise Problem.not_available(operation=operation.name, reason=verdict.reason)
     if not isinstance(verdict, Available):
         raise Problem.not_found()
-    try:
-        path = reverse(f"{resource.basename}-{operation.method_name}", kwargs={"pk": pk})
-    except NoReverseMatch:
-        raise Problem.not_found() from None
+    path = routes.operation_path(operation, pk)
+    if path is None:
+        raise Problem.not_found()
     return ctx.absolute(path), operation.http_method
 
 
@@ -241,7 +240,7 @@ class FormsTools:
         return self._entry(ctx)
 
     def _entry(self, ctx: Context) -> str:
-        return str(ctx.absolute(reverse(ENTRY_POINT_URL_NAME)))
+        return str(ctx.absolute(reverse(routes.ENTRY_POINT)))
 
     def call_tool(
         self, ctx: Context, name: str, arguments: dict[str, Any], meta: dict[str, Any]

@@ -2,7 +2,8 @@
 
 Every endpoint runs the same JSON-RPC dispatch over the same catalog and execution
 path. What differs is the tool set offered, whether representations carry their
-affordances, whether problems carry ``current``, and the instructions (SPEC §12).
+affordances, whether problems carry ``current``, and the instructions
+(docs/protocol.md#mcp-profiles).
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ __all__ = ["COMPACT", "FORMS", "HYBRID", "PROFILES", "STATIC", "Profile", "ToolS
 
 
 class ToolSetKind(StrEnum):
-    # One tool per catalog operation the caller may know about (SPEC §7).
+    # One tool per catalog operation the caller may know about (docs/protocol.md#mcp).
     CATALOG = "catalog"
-    # read_resource and submit_form over HAL-FORMS (SPEC §12, interface C).
+    # read_resource and submit_form over HAL-FORMS (docs/protocol.md#mcp-profiles, interface C).
     FORMS = "forms"
 
 
@@ -26,9 +27,9 @@ class Profile:
     title: str
     instructions: str
     tools: ToolSetKind = ToolSetKind.CATALOG
-    # Representations carry `affordances`/`unavailableAffordances` (SPEC §5)…
+    # Representations carry `affordances`/`unavailableAffordances` (docs/protocol.md#affordances)…
     affordances: bool = True
-    # …in their compact shape: only what varies per object (affordances.representations).
+    # …in their compact shape: only what varies per object (affordances.entries).
     compact: bool = False
     # 409/412 problems carry `current`, the object as it is now.
     problem_current: bool = True
@@ -96,7 +97,7 @@ idempotency_key_reused or idempotency_key_in_use. Pass `expectedVersion` (the ob
 `version`) to be refused with stale_version if it changed since you read it.
 """
 
-# Interface A (SPEC §12): the same tools, told nothing about what applies now.
+# Interface A (docs/protocol.md#mcp-profiles): the same tools, told nothing about what applies now.
 STATIC = Profile(
     name="static",
     title="Affordances (static catalog)",
@@ -115,7 +116,8 @@ after the action with fresh templates. A refusal is a problem with a `code`: on 
 stale_version or operation_not_available read the resource again and decide anew.
 """
 
-# Interface C (SPEC §12): two generic tools; everything else is in the documents.
+# Interface C (docs/protocol.md#mcp-profiles): two generic tools; everything else is in the
+# documents.
 FORMS = Profile(
     name="forms",
     title="Affordances (HAL-FORMS navigation)",

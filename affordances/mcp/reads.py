@@ -6,12 +6,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from django.urls import NoReverseMatch, reverse
-
-from affordances import reads
+from affordances import reads, routes
 from affordances.mcp.context import Context
 from affordances.operations import Operation
 from affordances.resources import Resource
+from affordances.schemas import filter_query
 
 __all__ = ["is_item_read", "read"]
 
@@ -44,7 +43,7 @@ def _page(ctx: Context, resource: Resource, arguments: dict[str, Any]) -> dict[s
         request=ctx.request,
     )
     # next/previous are the REST collection's own links, so both faces page alike.
-    query = dict(filters)
+    query = filter_query(filters)
     if "pageSize" in arguments:
         query["page_size"] = page.size
     return {
@@ -56,9 +55,8 @@ def _page(ctx: Context, resource: Resource, arguments: dict[str, Any]) -> dict[s
 
 
 def _link(ctx: Context, resource: Resource, query: dict[str, Any], number: int) -> str | None:
-    try:
-        path = reverse(f"{resource.basename}-list")
-    except NoReverseMatch:
+    path = routes.list_path(resource)
+    if path is None:
         return None
     query = {**query, "page": number} if number > 1 else query
-    return ctx.absolute(path) + (f"?{urlencode(query)}" if query else "")
+    return ctx.absolute(path) + (f"?{urlencode(query, doseq=True)}" if query else "")

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.urls import NoReverseMatch, Resolver404, resolve, reverse
+from django.urls import Resolver404, resolve
 from django.utils.text import capfirst
 
-from affordances import reads
+from affordances import reads, routes
 from affordances.catalog import get_catalog
 from affordances.mcp.context import Context
 from affordances.mcp.transport import pagination
@@ -34,11 +34,8 @@ _PK = "__affordances_pk__"
 
 
 def _detail_url(ctx: Context, resource: Resource, pk: Any) -> str | None:
-    try:
-        path = reverse(f"{resource.basename}-detail", kwargs={"pk": pk})
-    except NoReverseMatch:
-        return None
-    return ctx.absolute(path)
+    path = routes.detail_path(resource, pk)
+    return ctx.absolute(path) if path is not None else None
 
 
 def _label(resource: Resource, pk: Any) -> dict[str, str]:
@@ -111,7 +108,7 @@ def locate(uri: str) -> tuple[Resource, str] | None:
     except (Resolver404, ValueError):  # ValueError: not a URL at all
         return None
     for resource in get_catalog().resources:
-        if match.url_name == f"{resource.basename}-detail" and "pk" in match.kwargs:
+        if routes.is_detail(resource, match):
             return resource, match.kwargs["pk"]
     return None
 

@@ -20,9 +20,9 @@ from django.core.handlers.base import BaseHandler
 from django.core.handlers.wsgi import WSGIRequest
 from django.urls import reverse
 
-from affordances import registry
+from affordances import registry, routes
 from affordances.models import VIA_ENVIRON_KEY, Interface
-from affordances.names import ENTRY_POINT_URL_NAME, HAL_FORMS_MEDIA_TYPE
+from affordances.names import HAL_FORMS_MEDIA_TYPE
 
 __all__ = ["Answer", "OutsideApi", "api_path", "send"]
 
@@ -74,7 +74,7 @@ def api_path(request: Any, url: Any) -> tuple[str, str]:
         own = urlsplit(request.build_absolute_uri("/"))
         if (parts.scheme, parts.netloc.lower()) != (own.scheme, own.netloc.lower()):
             raise OutsideApi("Only URLs of this API can be followed.")
-    root = reverse(ENTRY_POINT_URL_NAME)
+    root = reverse(routes.ENTRY_POINT)
     path = parts.path or "/"
     if not path.startswith(root) or ".." in path.split("/"):
         raise OutsideApi(f"Only URLs under {request.build_absolute_uri(root)} can be followed.")

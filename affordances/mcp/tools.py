@@ -1,4 +1,4 @@
-"""The catalog as MCP tools, and ``tools/call`` as the one execution path (SPEC §7).
+"""The catalog as MCP tools, and ``tools/call`` as the one execution path (docs/protocol.md#mcp).
 
 A tool is a catalog entry the caller may know about, rendered once more: same name,
 prose, schemas and hints, plus the operation URN in ``_meta``. Calling it reads (as
@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 from affordances import execution, idempotency
 from affordances.arguments import schema_errors
 from affordances.catalog import get_catalog
+from affordances.entries import Shape, shaped_schema
 from affordances.mcp import reads, resources
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
 from affordances.models import Interface
 from affordances.operations import Operation
 from affordances.problems import PROBLEM_SCHEMA, Problem
-from affordances.representations import AFFORDANCE_LISTS, CATALOG_KEYS, Shape
 
 if TYPE_CHECKING:
     from affordances.mcp.context import Context
@@ -43,55 +43,6 @@ REPLAYED_KEY = "affordances/replayed"
 UNKNOWN_TOOL = "Unknown tool. Call tools/list for the tools you may use."
 
 
-def _without_affordance_lists(schema: Any) -> Any:
-    """The plain representation's schema: the affordance lists removed wherever they sit."""
-    if isinstance(schema, dict):
-        cleaned = {key: _without_affordance_lists(value) for key, value in schema.items()}
-        properties = cleaned.get("properties")
-        if isinstance(properties, dict):
-            cleaned["properties"] = {
-                name: value for name, value in properties.items() if name not in AFFORDANCE_LISTS
-            }
-        return cleaned
-    if isinstance(schema, list):
-        return [_without_affordance_lists(item) for item in schema]
-    return schema
-
-
-def _compact_entries(items: Any) -> Any:
-    if not isinstance(items, dict):
-        return items
-    properties = items.get("properties") or {}
-    return {
-        **items,
-        "properties": {k: v for k, v in properties.items() if k not in CATALOG_KEYS},
-        "required": [k for k in items.get("required", []) if k not in CATALOG_KEYS],
-    }
-
-
-def _with_compact_lists(schema: Any) -> Any:
-    """The compact representation's schema: entries without the catalog's keys."""
-    if isinstance(schema, dict):
-        cleaned = {key: _with_compact_lists(value) for key, value in schema.items()}
-        properties = cleaned.get("properties")
-        if isinstance(properties, dict):
-            for name in AFFORDANCE_LISTS:
-                listed = properties.get(name)
-                if isinstance(listed, dict) and "items" in listed:
-                    properties[name] = {**listed, "items": _compact_entries(listed["items"])}
-        return cleaned
-    if isinstance(schema, list):
-        return [_with_compact_lists(item) for item in schema]
-    return schema
-
-
-_SHAPED_SCHEMA = {
-    Shape.FULL: lambda schema: schema,
-    Shape.COMPACT: _with_compact_lists,
-    Shape.NONE: _without_affordance_lists,
-}
-
-
 def output_schema(
     success: dict[str, Any], *, shape: Shape = Shape.FULL, problem_current: bool = True
 ) -> dict[str, Any]:
@@ -106,7 +57,7 @@ def output_schema(
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
-        "anyOf": [_SHAPED_SCHEMA[shape](success), problem],
+        "anyOf": [shaped_schema(success, shape), problem],
     }
 
 
@@ -132,7 +83,7 @@ def tool_result(
 
 
 class CatalogTools:
-    """One tool per catalog operation the caller has the capability for (SPEC §7)."""
+    """One tool per catalog operation the caller has the capability for (docs/protocol.md#mcp)."""
 
     def list_tools(self, ctx: Context) -> list[dict[str, Any]]:
         catalog = get_catalog()
@@ -177,7 +128,7 @@ class CatalogTools:
                 f'Invalid params: _meta["{IDEMPOTENCY_KEY}"] must be {idempotency.KEY_RULE}.',
             ) from None
         try:
-            # The tool's own inputSchema first (SPEC §7): "1" or 1e400 is no order id.
+            # The tool's own inputSchema first (docs/protocol.md#mcp): "1" or 1e400 is no order id.
             errors = schema_errors(operation.input_schema, arguments)
             if errors:
                 raise Problem.validation(errors)
@@ -192,7 +143,7 @@ class CatalogTools:
                     idempotency_key=key,
                 )
             elif operation.is_create:
-                # A collection operation (SPEC §12): the same path, minus object and state.
+                # A create operation (docs/protocol.md#execution): same path, no object, no state.
                 outcome = execution.perform_create(
                     operation=operation,
                     user=ctx.user,

@@ -45,6 +45,10 @@ def authentication_classes() -> list[type[BaseAuthentication]]:
 class McpView(StreamableHttpView):
     """``POST /mcp`` (and its siblings): the catalog's tools for one :class:`Profile`."""
 
+    # Unmatched URLs below this endpoint answer the app's problem documents, as under
+    # the REST face's views (affordances.rest.not_found_view looks for this attribute).
+    affordances_problem_documents = True
+
     profile: Profile = HYBRID
 
     def server(self) -> Server:
@@ -52,6 +56,13 @@ class McpView(StreamableHttpView):
 
     def allowed_origins(self) -> Iterable[str]:
         return settings.MCP_ALLOWED_ORIGINS
+
+    def challenge(self, request: HttpRequest) -> str:
+        # As DRF does: the first authentication class's challenge (simplejwt's
+        # 'Bearer realm="api"', TokenAuthentication's 'Token'), else the transport's own.
+        classes = authentication_classes()
+        header = classes[0]().authenticate_header(Request(request)) if classes else None
+        return header or super().challenge(request)
 
     def authenticate(self, request: HttpRequest) -> tuple[Any, Any] | None:
         # A DRF request around the POST: the credentials are read from it, and

@@ -2,7 +2,12 @@
 
 Everything a project wires is importable from here::
 
-    from affordances.rest import AffordancesMixin, ResourceRouter, ResourceViewSet
+    from affordances.rest import (
+        AffordancesMixin,
+        ResourceRouter,
+        ResourceUrlField,
+        ResourceViewSet,
+    )
 
 Names are loaded on first use: DRF imports the configured renderer classes while
 ``rest_framework.views`` is itself being imported, so this package must not import
@@ -32,7 +37,7 @@ if TYPE_CHECKING:
     )
     from affordances.rest.routers import ResourceRouter
     from affordances.rest.schema import SchemaView
-    from affordances.rest.serializers import AffordancesMixin
+    from affordances.rest.serializers import AffordancesMixin, ResourceUrlField
     from affordances.rest.views import EntryPointView, OperationDetailView, OperationListView
     from affordances.rest.viewsets import (
         CreateResourceMixin,
@@ -60,6 +65,7 @@ _EXPORTS = {
     "ProblemResponsesMixin": "exceptions",
     "ResourceMixin": "viewsets",
     "ResourceRouter": "routers",
+    "ResourceUrlField": "serializers",
     "ResourceViewSet": "viewsets",
     "RetrieveResourceMixin": "viewsets",
     "SchemaView": "schema",
@@ -85,6 +91,7 @@ __all__ = [
     "ProblemResponsesMixin",
     "ResourceMixin",
     "ResourceRouter",
+    "ResourceUrlField",
     "ResourceViewSet",
     "RetrieveResourceMixin",
     "SchemaView",

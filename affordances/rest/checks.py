@@ -6,9 +6,9 @@ from typing import Any
 
 from django.apps import apps
 from django.core import checks
-from django.urls import NoReverseMatch, reverse
 from rest_framework.settings import api_settings
 
+from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.rest.renderers import HalFormsRenderer, HalRenderer
 
@@ -25,35 +25,38 @@ def check_rest_face(app_configs: Any = None, **kwargs: Any) -> list[checks.Check
     return messages
 
 
-def _reverses(name: str, **kwargs: Any) -> bool:
-    try:
-        reverse(name, kwargs=kwargs or None)
-    except NoReverseMatch:
-        return False
-    return True
-
-
 def _check_routes(catalog: Any) -> list[checks.CheckMessage]:
-    """W004: a registered model whose routes do not reverse (targets would be null)."""
+    """W004: a registered model whose routes do not reverse (targets would be null);
+    W008: models registered, but the catalog's endpoints are not in the URLconf."""
     messages: list[checks.CheckMessage] = []
+    if catalog.resources and routes.path_or_none(routes.ENTRY_POINT) is None:
+        messages.append(
+            checks.Warning(
+                f"No URL named {routes.ENTRY_POINT}: the API's entry point and the catalog "
+                "(GET /operations/) are not served, and interface C has nowhere to start.",
+                hint="Include a ResourceRouter's URLs: path('api/', include(router.urls)) "
+                f"(they carry the catalog's endpoints, in the {routes.NAMESPACE!r} "
+                "namespace; affordances.rest.urls is not included on its own).",
+                id="affordances.W008",
+            )
+        )
     for resource in catalog.resources:
-        missing = [
-            name
-            for name in (f"{resource.basename}-list", f"{resource.basename}-detail")
-            if not _reverses(name, **({"pk": 1} if name.endswith("-detail") else {}))
+        wanted = [("list", {}), ("detail", {"pk": 1})] + [
+            (op.method_name, {"pk": 1}) for op in catalog.transitions_for(resource.model)
         ]
-        missing += [
-            f"{resource.basename}-{op.method_name}"
-            for op in catalog.transitions_for(resource.model)
-            if not _reverses(f"{resource.basename}-{op.method_name}", pk=1)
+        missing = [
+            routes.name(resource.basename, action)
+            for action, kwargs in wanted
+            if routes.path_or_none(routes.name(resource.basename, action), **kwargs) is None
         ]
         if missing:
             messages.append(
                 checks.Warning(
                     f"{resource.options.label}: no URL named {', '.join(missing)}. "
                     "Affordance targets, links and MCP resource URIs would be null.",
-                    hint="Register its viewset with affordances.rest.ResourceRouter, or "
-                    f'with basename="{resource.basename}" (the registration\'s BASENAME).',
+                    hint="Register its viewset with affordances.rest.ResourceRouter (one "
+                    "per project) and include(router.urls) in the URLconf: its routes are "
+                    f'named in the "{routes.NAMESPACE}" namespace.',
                     id="affordances.W004",
                 )
             )

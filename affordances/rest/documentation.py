@@ -1,26 +1,29 @@
 """The OpenAPI description of a registered model's collection, from its registration.
 
 The list and create views are generic; what they take and answer (the filters, the
-paging, the page's items, the create operation's input) depends on the model. These
-decorate a viewset's own ``list``/``create`` when its routes are made, so the document
-says exactly what the one read path and ``perform_create`` do.
+paging, the page's items, the create operation's input) depends on the model. The app's
+``AutoSchema`` asks these when drf-spectacular describes a resource view's ``list`` and
+``create`` actions (its documented hooks: nothing is decorated or rewritten on the
+view), so the document says exactly what the one read path and ``perform_create`` do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
 from rest_framework import serializers
 
-from affordances.operations import Operation
+from affordances import registry
 from affordances.resources import Resource
+from affordances.schemas import filter_schema
 
-__all__ = ["document_create", "document_list"]
+__all__ = ["PAGE_PARAM", "PAGE_SIZE_PARAM", "list_parameters", "page_serializer"]
 
-View = Callable[..., Any]
+# The list's query parameters that are not filters.
+PAGE_PARAM = "page"
+PAGE_SIZE_PARAM = "page_size"
 
 
 def _filter_parameters(resource: Resource) -> list[OpenApiParameter]:
@@ -28,14 +31,18 @@ def _filter_parameters(resource: Resource) -> list[OpenApiParameter]:
     if filterset_class is None:
         return []
     parameters = []
+    model = getattr(filterset_class._meta, "model", None) or resource.model
     for name, filter_ in filterset_class.base_filters.items():
-        choices = filter_.extra.get("choices")
+        # The one mapping of a filter to JSON Schema, as the MCP list tool's argument.
+        schema = filter_schema(filter_, model)
+        if "enum" in schema:
+            # Empty is "any" (django-filter; the browsable API's filter form sends it).
+            schema["enum"] = [*schema["enum"], ""]
         parameters.append(
             OpenApiParameter(
                 name,
-                OpenApiTypes.STR,
-                # Empty is "any" (django-filter; the browsable API's filter form sends it).
-                enum=[*(str(value) for value, _ in choices), ""] if choices else None,
+                schema,
+                explode=True if schema.get("type") == "array" else None,
                 description=f"Only {resource.verbose_name_plural} whose "
                 f"{filter_.label or name} is this (empty: any).",
             )
@@ -43,27 +50,34 @@ def _filter_parameters(resource: Resource) -> list[OpenApiParameter]:
     return parameters
 
 
-def document_list(view: View, resource: Resource, *, page: str, size: str) -> View:
-    serializer_class = resource.serializer_class
-    parameters = [
+def list_parameters(resource: Resource) -> list[OpenApiParameter]:
+    """The list's query parameters: the page, its size and the registration's filters."""
+    return [
         OpenApiParameter(
-            page,
+            PAGE_PARAM,
             {"type": "integer", "minimum": 1},
             description="A page number, from 1; past the last page is not_found.",
         ),
         OpenApiParameter(
-            size,
+            PAGE_SIZE_PARAM,
             {"type": "integer", "minimum": 1, "maximum": resource.max_page_size},
             description=f"Items per page (default {resource.page_size}, "
             f"at most {resource.max_page_size}).",
         ),
         *_filter_parameters(resource),
     ]
+
+
+@lru_cache(maxsize=64)
+def page_serializer(resource: Resource) -> type[serializers.Serializer[Any]] | None:
+    """One page of the collection (count, links, the items), as a serializer class: one
+    class per registration, so drf-spectacular names one component for it."""
+    serializer_class = resource.serializer_class
     if serializer_class is None:
-        return extend_schema(parameters=parameters)(view)
+        return None
     # One page, not a list of pages: spectacular wraps a list action's answer in an
     # array unless the serializer says many=False.
-    page_of = extend_schema_serializer(many=False)(
+    page_of: type[serializers.Serializer[Any]] = extend_schema_serializer(many=False)(
         type(
             f"Paginated{serializer_class.__name__.removesuffix('Serializer')}List",
             (serializers.Serializer,),
@@ -75,14 +89,8 @@ def document_list(view: View, resource: Resource, *, page: str, size: str) -> Vi
             },
         )
     )
-    return extend_schema(parameters=parameters, responses={200: page_of})(view)
+    return page_of
 
 
-def document_create(view: View, operation: Operation) -> View:
-    return extend_schema(
-        operation_id=operation.name,
-        summary=operation.title,
-        description=operation.description,
-        request=operation.input_serializer,
-        responses={201: operation.resource.serializer_class},
-    )(view)
+# Keyed by the catalog's resources: forgotten with them.
+registry.derived(page_serializer.cache_clear)

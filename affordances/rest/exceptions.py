@@ -8,8 +8,8 @@ under the app's views that match no route.
 A caller without valid credentials gets one answer on every URL of the app's views,
 routes that exist and routes that don't alike (:func:`unauthenticated`, before content
 negotiation, method checks or parsing): 401 rather than 404, because a client must
-learn that it has to authenticate (SPEC: anonymous → 401), and identical bytes, so the
-route set cannot be enumerated without an account.
+learn that it has to authenticate (docs/protocol.md#authentication: anonymous → 401),
+and identical bytes, so the route set cannot be enumerated without an account.
 """
 
 from __future__ import annotations

@@ -21,18 +21,21 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from django.urls import get_script_prefix
+from django.urls import NoReverseMatch, get_script_prefix, reverse
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from rest_framework import serializers
 
+from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.constraints import narrow_property
 from affordances.encoding import canonical_json
-from affordances.evaluation import Available, evaluate
+from affordances.entries import create_constraints
 from affordances.execution import VERSION_STRING
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Kind
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
+from affordances.protocol import PROTOCOL_VERSION, SCHEMA_NAMES
+from affordances.rest.documentation import list_parameters, page_serializer
 from affordances.rest.renderers import HAL_MEDIA_TYPE
 from affordances.schemas import add_text_rules, decimal_schema, from_openapi
 
@@ -79,7 +82,81 @@ class AutoSchema(SpectacularAutoSchema):
         if self._direction == "request":
             add_text_rules(field, schema)
 
+    # -- a resource view's collection: its registration says what list and create take
+    # and answer (drf-spectacular's hooks; an @extend_schema of the view still wins).
+
+    def _action(self) -> str | None:
+        return getattr(self.view, "action", None)
+
+    def _create(self) -> Any:
+        resource = _resource_of(self.view)
+        if resource is None or self._action() != "create":
+            return None
+        return get_catalog().create_for(resource.model)
+
+    def _transition_name(self) -> str | None:
+        return getattr(self.view, "transition_name", None)
+
+    def _operation(self) -> Any:
+        """The operation this endpoint runs: the collection's create, or the transition
+        of a transition route (None while it is switched off)."""
+        name = self._transition_name()
+        if name is None:
+            return self._create()
+        model: Any = getattr(self.view, "model", None)
+        return get_catalog().transition(model, name)
+
+    def is_excluded(self) -> bool:
+        # A transition route whose operation is not in the catalog (switched off when the
+        # document is made): not in the document either.
+        if self._transition_name() is not None and self._operation() is None:
+            return True
+        return bool(super().is_excluded())
+
+    def get_operation_id(self) -> str:
+        operation = self._operation()
+        if operation is not None:
+            return str(operation.name)
+        return str(super().get_operation_id())
+
+    def get_description(self) -> str:  # type: ignore[override]
+        operation = self._operation()
+        if operation is not None:
+            return str(operation.description)
+        return str(super().get_description())
+
+    def get_request_serializer(self) -> Any:
+        operation = self._operation()
+        if operation is not None:
+            return operation.input_serializer
+        return super().get_request_serializer()
+
+    def get_response_serializers(self) -> Any:
+        resource = _resource_of(self.view)
+        if resource is not None and self._action() == "list":
+            page = page_serializer(resource)
+            return {200: page} if page is not None else super().get_response_serializers()
+        operation = self._operation()
+        if operation is not None and self._transition_name() is not None:
+            from affordances.rest.views import ProblemSerializer  # (a cycle)
+
+            problems = {code: ProblemSerializer for code in (400, 404, 409, 412, 422)}
+            return {200: operation.resource.serializer_class, **problems}
+        if operation is not None:
+            return {201: operation.resource.serializer_class}
+        return super().get_response_serializers()
+
+    def get_override_parameters(self) -> list[Any]:
+        parameters: list[Any] = list(super().get_override_parameters())
+        resource = _resource_of(self.view)
+        if resource is not None and self._action() == "list":
+            parameters += list_parameters(resource)
+        return parameters
+
     def get_summary(self) -> str | None:
+        operation = self._operation()
+        if operation is not None:
+            return str(operation.title)
         summary = super().get_summary()
         if summary:
             return str(summary)
@@ -170,8 +247,29 @@ def postprocess(
     schemas["Problem"] = PROBLEM_SCHEMA
     if request is not None and not result.get("servers"):
         result["servers"] = [{"url": _server_root(request)}]
+    protocol_schemas = _protocol_schema_urls(request)
+    if protocol_schemas:
+        # An extension, not a $ref: a 2020-12 schema is no OpenAPI 3.0 Schema Object.
+        result["x-affordances-protocol"] = {
+            "version": PROTOCOL_VERSION,
+            "schemas": protocol_schemas,
+        }
     _prune_components(result)
     return result
+
+
+def _protocol_schema_urls(request: Any) -> dict[str, str]:
+    """Where this server serves the protocol's JSON Schemas (docs/protocol.md#schemas):
+    absolute URLs with a request, paths without; none when the app's routes (a
+    :class:`~affordances.rest.ResourceRouter`'s) are not in the URLconf."""
+    urls: dict[str, str] = {}
+    for name in SCHEMA_NAMES:
+        try:
+            path = reverse(routes.PROTOCOL_SCHEMA, kwargs={"name": name})
+        except NoReverseMatch:
+            return {}
+        urls[name] = str(request.build_absolute_uri(path)) if request is not None else path
+    return urls
 
 
 def caller_key(request: Any) -> tuple[Any, ...]:
@@ -196,8 +294,7 @@ def _server_root(request: Any) -> str:
 
 
 def _create_constraints(operation: Any, user: Any) -> Mapping[str, Any]:
-    result = evaluate(operation, None, user)
-    return result.constraints if isinstance(result, Available) else {}
+    return create_constraints(operation, user) or {}
 
 
 _EXPECTED_VERSION = {

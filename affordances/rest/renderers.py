@@ -19,12 +19,12 @@ from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
-from django.urls import NoReverseMatch, reverse
 from rest_framework import renderers
 
+from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.encoding import fast_json
-from affordances.evaluation import Available, evaluate
+from affordances.entries import AFFORDANCE_LISTS, create_constraints
 from affordances.inputs import InputField, input_fields
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Operation
@@ -40,8 +40,6 @@ __all__ = [
 ]
 
 HAL_MEDIA_TYPE = "application/hal+json"
-
-_HIDDEN_LISTS = ("affordances", "unavailableAffordances")
 
 
 def _number(value: Decimal | None) -> int | float | None:
@@ -116,10 +114,8 @@ def _version_property(version: Any) -> dict[str, Any]:
     return {"name": "expectedVersion", "type": "hidden", "readOnly": True, "value": str(version)}
 
 
-def _absolute(request: Any, name: str, **kwargs: Any) -> str | None:
-    try:
-        path = reverse(name, kwargs=kwargs or None)
-    except NoReverseMatch:
+def _absolute(request: Any, path: str | None) -> str | None:
+    if path is None:
         return None
     return request.build_absolute_uri(path) if request is not None else path
 
@@ -145,7 +141,7 @@ class _Document:
     def collection_url(self) -> str | None:
         if self.resource is None:
             return None
-        return _absolute(self.request, f"{self.resource.basename}-list")
+        return _absolute(self.request, routes.list_path(self.resource))
 
     @cached_property
     def _collection_link(self) -> dict[str, Any]:
@@ -177,7 +173,7 @@ class _Document:
     def item(self, data: dict[str, Any]) -> dict[str, Any]:
         document = dict(data)
         if self.forms:
-            for key in _HIDDEN_LISTS:
+            for key in AFFORDANCE_LISTS:
                 document.pop(key, None)
         links: dict[str, Any] = {}
         if data.get("url"):
@@ -222,9 +218,9 @@ class _Document:
         create = self.catalog.create_for(resource.model) if resource is not None else None
         user = getattr(request, "user", None)
         if create is not None and user is not None:
-            result = evaluate(create, None, user)
-            if isinstance(result, Available):
-                properties = _properties(create, result.constraints)
+            constraints = create_constraints(create, user)
+            if constraints is not None:
+                properties = _properties(create, constraints)
                 document["_templates"][create.name] = _template(
                     create, self.collection_url, properties
                 )

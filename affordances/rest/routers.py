@@ -1,13 +1,18 @@
-"""A DRF router that names a resource's routes by its registration."""
+"""A DRF router that names a resource's routes by its registration, under the app's URL
+namespace, beside the catalog's endpoints."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from django.urls import re_path
-from rest_framework.routers import DefaultRouter
+from django.forms.utils import pretty_name
+from django.urls import include, path, re_path
+from rest_framework.routers import DefaultRouter, Route
 
+from affordances import routes
 from affordances.catalog import get_catalog
+from affordances.operations import transition_method_names
 from affordances.rest.exceptions import unmatched_route_view
 
 __all__ = ["ResourceRouter"]
@@ -15,14 +20,16 @@ __all__ = ["ResourceRouter"]
 
 class ResourceRouter(DefaultRouter):
     """``DefaultRouter`` whose default basename is the model's registered ``BASENAME``,
-    so affordance targets, links and MCP resource URIs always reverse.
+    so affordance targets, links and MCP resource URIs always reverse; its URLs carry
+    the catalog's endpoints too, all in the ``affordances`` namespace
+    (:mod:`affordances.routes`): ``path("api/", include(router.urls))``.
 
     After each prefix's routes comes one that takes any other path under it ending in
     a slash (a made-up action, an extra segment): it answers the app's problem 404,
     with ``DEBUG`` on too.
     """
 
-    include_root_view = False  # the app's entry point (affordances.rest.urls) is the root
+    include_root_view = False  # the catalog's entry point (affordances.rest.urls) is the root
 
     def get_default_basename(self, viewset: Any) -> str:
         model = getattr(viewset, "model", None)
@@ -34,14 +41,46 @@ class ResourceRouter(DefaultRouter):
             return str(model._meta.model_name)
         return super().get_default_basename(viewset)
 
+    def get_routes(self, viewset: Any) -> list[Any]:
+        """DRF's routes, and for a viewset with transitions one route per transition of
+        its registration, each to the one ``transition`` handler: named
+        ``{basename}-{method_name}``, at ``{detail}/{url path}/``."""
+        found: list[Any] = list(super().get_routes(viewset))
+        model = getattr(viewset, "model", None)
+        resource = get_catalog().resource_for(model) if model is not None else None
+        if resource is None or not callable(getattr(viewset, "transition", None)):
+            return found
+        paths = getattr(viewset, "transition_url_paths", {})
+        for method_name in transition_method_names(resource):
+            url_path = re.escape(paths.get(method_name, method_name))
+            found.append(
+                Route(
+                    url=r"^{prefix}/{lookup}/" + url_path + r"{trailing_slash}$",
+                    mapping={"post": "transition"},
+                    name=routes.local_name("{basename}", method_name),
+                    detail=True,
+                    initkwargs={
+                        "transition_name": method_name,
+                        "name": pretty_name(f"transition_{method_name}"),
+                    },
+                )
+            )
+        return found
+
     def get_urls(self) -> list[Any]:
-        urls: list[Any] = list(super().get_urls())
+        """The catalog's endpoints, every registered resource's routes and their catch-all
+        routes, under the app's URL namespace: one ``include(router.urls)`` is the app's
+        whole REST surface (so one ResourceRouter per project)."""
+        # Imported here: the catalog's views import the REST face, which imports this.
+        from affordances.rest import urls as catalog_urls
+
+        patterns: list[Any] = [*catalog_urls.urlpatterns, *super().get_urls()]
         for prefix, viewset, basename in self.registry:
-            urls.append(
+            patterns.append(
                 re_path(
                     rf"^{prefix}/.+/$",
                     unmatched_route_view(viewset),
-                    name=f"{basename}-unmatched",
+                    name=routes.local_name(basename, "unmatched"),
                 )
             )
-        return urls
+        return [path("", include((patterns, routes.NAMESPACE)))]

@@ -6,14 +6,22 @@ neither keep one nor hand it to another (``Cache-Control: private``, ``Vary:
 Authorization, Cookie``). Generating it takes tens of milliseconds and its inputs are
 few — the code, the settings and :func:`~affordances.rest.openapi.caller_key` — so each
 distinct document is generated once per process and carries a strong ``ETag``;
-``If-None-Match`` is answered 304. A project whose own preprocessing hooks or
+``If-None-Match`` is answered 304 (the tag is unique per representation: the YAML and the
+JSON document have two). A project whose own preprocessing hooks or
 extensions read more of the request than that turns the memo off with
 ``AFFORDANCES["OPENAPI_MEMO"] = False``.
+
+Like every other URL of the app's views, it answers a caller without valid credentials
+``401`` (a problem document with the authentication classes' challenge) — drf-spectacular
+serves its document to anyone (``SERVE_PERMISSIONS`` is ``AllowAny``). A project that
+wants the document public says so where it mounts it: ``SchemaView.as_view(public=True)``
+(then drf-spectacular's ``SERVE_PERMISSIONS`` alone decide).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings as django_settings
@@ -28,19 +36,26 @@ from rest_framework.settings import api_settings
 from affordances import memo
 from affordances.conf import settings
 from affordances.encoding import canonical_json
+from affordances.rest.exceptions import ProblemResponsesMixin
 from affordances.rest.memoized import MemoizedResponse
 from affordances.rest.openapi import caller_key
-from affordances.rest.views import if_none_match, vary_private
+from affordances.rest.views import if_none_match, representation_etag, vary_private
 
 __all__ = ["SchemaView"]
 
 
 @extend_schema(exclude=True)
-class SchemaView(SpectacularAPIView):
+class SchemaView(ProblemResponsesMixin, SpectacularAPIView):
     """Mount it where ``SpectacularAPIView`` would go::
 
     path("api/schema/", SchemaView.as_view(), name="schema")
+
+    ``SchemaView.as_view(public=True)`` serves the document to callers without
+    credentials too (what they may use: the operations of an anonymous caller).
     """
+
+    # False: the project's DEFAULT_PERMISSION_CLASSES apply too, as on every app URL.
+    public: bool = False
 
     # The language the document is written in: validated ``?lang=`` or the request's.
     language: str | None = None
@@ -53,6 +68,14 @@ class SchemaView(SpectacularAPIView):
         known = django_settings.USE_I18N and lang in dict(django_settings.LANGUAGES)
         self.language = lang if known else translation.get_language()
         return super().get(request, *args, **kwargs)  # type: ignore[no-any-return, no-untyped-call]
+
+    def get_permissions(self) -> Sequence[Any]:
+        served = list(super().get_permissions())  # drf-spectacular's SERVE_PERMISSIONS
+        if self.public:
+            return served
+        # The stubs say paths; DRF's settings object has imported the classes.
+        defaults: list[Any] = list(api_settings.DEFAULT_PERMISSION_CLASSES)
+        return [permission() for permission in defaults] + served
 
     def _get_version_parameter(self, request: Request) -> str | None:
         # ``?version=`` names one of the project's versions (REST_FRAMEWORK's
@@ -105,6 +128,7 @@ class SchemaView(SpectacularAPIView):
             "Content-Disposition": f'inline; filename="{self._get_filename(request, version)}"',
             "ETag": etag,
         }
+        etag = headers["ETag"] = representation_etag(request, etag)
         if if_none_match(request.headers.get("If-None-Match", ""), etag):
             return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
         if not memoize:

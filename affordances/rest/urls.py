@@ -1,14 +1,33 @@
-"""The catalog endpoints: ``include("affordances.rest.urls")`` under the API's root."""
+"""The catalog's endpoints: the entry point, the operations and the protocol's schemas.
+
+Not included by a project: :class:`affordances.rest.ResourceRouter` serves them beside
+the resources' routes, all under the app's URL namespace (:mod:`affordances.routes`).
+"""
 
 from __future__ import annotations
 
 from django.urls import path
 
-from affordances.names import ENTRY_POINT_URL_NAME
-from affordances.rest.views import EntryPointView, OperationDetailView, OperationListView
+from affordances import routes
+from affordances.rest.views import (
+    EntryPointView,
+    OperationDetailView,
+    OperationListView,
+    ProtocolSchemaView,
+)
 
 urlpatterns = [
-    path("", EntryPointView.as_view(), name=ENTRY_POINT_URL_NAME),
-    path("operations/", OperationListView.as_view(), name="operation-list"),
-    path("operations/<str:ident>/", OperationDetailView.as_view(), name="operation-detail"),
+    path("", EntryPointView.as_view(), name=routes.ENTRY_POINT_NAME),
+    path("operations/", OperationListView.as_view(), name=routes.OPERATION_LIST_NAME),
+    path(
+        "operations/<str:ident>/",
+        OperationDetailView.as_view(),
+        name=routes.OPERATION_DETAIL_NAME,
+    ),
+    # The protocol's JSON Schemas (docs/protocol.md#schemas), named by the OpenAPI document.
+    path(
+        "schemas/<slug:name>.schema.json",
+        ProtocolSchemaView.as_view(),
+        name=routes.PROTOCOL_SCHEMA_NAME,
+    ),
 ]

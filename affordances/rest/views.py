@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -12,16 +13,21 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.problems import Problem
+from affordances.protocol import SCHEMA_NAMES, protocol_schema, schema_text
 from affordances.rest.exceptions import ProblemResponsesMixin
 from affordances.rest.memoized import MemoizedResponse
+from affordances.rest.renderers import JSONRenderer
 
 __all__ = [
     "EntryPointView",
     "OperationDetailView",
     "OperationListView",
     "ProblemSerializer",
+    "ProtocolSchemaView",
+    "representation_etag",
     "vary_private",
 ]
 
@@ -37,6 +43,21 @@ def if_none_match(header: str, etag: str) -> bool:
     """If-None-Match: a list of (weak-compared) tags, or * for any representation."""
     tags = {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()}
     return "*" in tags or etag in tags
+
+
+def representation_etag(request: Request, content: str) -> str:
+    """A strong ``ETag`` of one representation: the digest of the content with the
+    negotiated media type (and its parameters, such as ``indent``) and format folded in.
+
+    A strong validator is unique per representation (RFC 9110 §8.8.1): the catalog as
+    JSON, as HAL-FORMS and as HTML — or the OpenAPI document as YAML and as JSON — are
+    different bytes, so a tag of one must not answer 304 to a request for another.
+    """
+    renderer = getattr(request, "accepted_renderer", None)
+    media_type = getattr(request, "accepted_media_type", None) or ""
+    form = getattr(renderer, "format", None) or ""
+    digest = hashlib.sha256("\n".join([content, media_type, form]).encode())
+    return f'"{digest.hexdigest()[:32]}"'
 
 
 class ProblemSerializer(serializers.Serializer):  # type: ignore[type-arg]
@@ -63,17 +84,17 @@ class EntryPointView(ProblemResponsesMixin, APIView):
     def get(self, request: Request) -> Response:
         links: dict[str, Any] = {"self": {"href": request.build_absolute_uri()}}
         for resource in get_catalog().resources:
-            try:
-                path = reverse(f"{resource.basename}-list")
-            except NoReverseMatch:
+            path = routes.list_path(resource)
+            if path is None:
                 continue
             links[resource.plural] = {"href": request.build_absolute_uri(path)}
-        links["operations"] = {"href": request.build_absolute_uri(reverse("operation-list"))}
+        links["operations"] = {"href": request.build_absolute_uri(reverse(routes.OPERATION_LIST))}
         return vary_private(Response({"_links": links}))
 
 
 class OperationListView(ProblemResponsesMixin, APIView):
-    """The caller's operation catalog (SPEC §4): stable, cacheable, deterministic."""
+    """The caller's operation catalog (docs/protocol.md#catalog): stable, cacheable,
+    deterministic."""
 
     @extend_schema(
         operation_id="operations_list",
@@ -83,7 +104,7 @@ class OperationListView(ProblemResponsesMixin, APIView):
     def get(self, request: Request) -> Response:
         catalog = get_catalog()
         operations = catalog.for_user(request.user)
-        etag = catalog.etag(operations)
+        etag = representation_etag(request, catalog.etag(operations))
         if if_none_match(request.headers.get("If-None-Match", ""), etag):
             response = Response(status=status.HTTP_304_NOT_MODIFIED)
         else:
@@ -111,7 +132,7 @@ class OperationDetailView(ProblemResponsesMixin, APIView):
         operation = catalog.lookup(ident)
         if operation is None or not operation.permits(request.user):
             raise Problem.not_found()
-        etag = catalog.etag([operation])
+        etag = representation_etag(request, catalog.etag([operation]))
         if if_none_match(request.headers.get("If-None-Match", ""), etag):
             response = Response(status=status.HTTP_304_NOT_MODIFIED)
         else:
@@ -120,3 +141,36 @@ class OperationDetailView(ProblemResponsesMixin, APIView):
             )
         response["ETag"] = etag
         return vary_private(response)
+
+
+class SchemaJSONRenderer(JSONRenderer):
+    """A JSON Schema document, as ``application/schema+json``."""
+
+    media_type = "application/schema+json"
+    format = "schema"
+
+
+class ProtocolSchemaView(ProblemResponsesMixin, APIView):
+    """``GET {api}/schemas/{name}.schema.json``: one JSON Schema of the protocol
+    (docs/protocol.md#schemas), the same for every caller and every request."""
+
+    renderer_classes = [SchemaJSONRenderer, JSONRenderer]
+
+    @extend_schema(
+        operation_id="protocol_schema",
+        summary="A JSON Schema of the protocol's documents",
+        responses={
+            200: OpenApiResponse(description="A JSON Schema 2020-12 document."),
+            404: ProblemSerializer,
+        },
+    )
+    def get(self, request: Request, name: str) -> Response:
+        if name not in SCHEMA_NAMES:
+            raise Problem.not_found()
+        etag = representation_etag(request, hashlib.sha256(schema_text(name).encode()).hexdigest())
+        if if_none_match(request.headers.get("If-None-Match", ""), etag):
+            response = Response(status=status.HTTP_304_NOT_MODIFIED)
+        else:
+            response = Response(protocol_schema(name))
+        response["ETag"] = etag
+        return response

@@ -15,31 +15,30 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.core.validators import RegexValidator
 from django.db import models
+from django.forms.utils import pretty_name
 from django.http import Http404, QueryDict
-from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers, viewsets
-from rest_framework.decorators import action
 from rest_framework.metadata import BaseMetadata, SimpleMetadata
 from rest_framework.request import Request, clone_request
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from affordances import reads
+from affordances import reads, routes
 from affordances.arguments import NoArguments
 from affordances.catalog import get_catalog
 from affordances.constraints import conjoined_pattern
 from affordances.encoding import jsonable
+from affordances.entries import shaped
 from affordances.execution import Outcome, may_create, perform, perform_create
 from affordances.models import interface_of
-from affordances.operations import Operation, transition_method_names
+from affordances.operations import Operation
 from affordances.problems import Problem
-from affordances.representations import shaped
 from affordances.resources import Resource
 from affordances.rest import forms
-from affordances.rest.documentation import document_create, document_list
+from affordances.rest.documentation import PAGE_PARAM, PAGE_SIZE_PARAM
 from affordances.rest.exceptions import HiddenRoute, ProblemResponsesMixin, caller
 from affordances.rest.serializers import affordance_shape
-from affordances.rest.views import ProblemSerializer, vary_private
+from affordances.rest.views import vary_private
 
 __all__ = [
     "CreateResourceMixin",
@@ -52,8 +51,6 @@ __all__ = [
 
 _IF_MATCH = re.compile(r'^\s*"(\d{1,19})"\s*$')
 # Query parameters of a list that are not filters.
-PAGE_PARAM = "page"
-PAGE_SIZE_PARAM = "page_size"
 _NOT_FILTERS = {PAGE_PARAM, PAGE_SIZE_PARAM, "format", "affordances"}
 
 
@@ -201,17 +198,6 @@ class ListResourceMixin:
 
     model: type[models.Model]
 
-    @classmethod
-    def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
-        if "list" not in cls.__dict__ and get_catalog().resource_for(cls.model) is not None:
-            resource = get_catalog().registered(cls.model)
-
-            def list(self: Any, request: Request, *args: Any, **kwargs: Any) -> Response:
-                return ListResourceMixin.list(self, request, *args, **kwargs)
-
-            cls.list = document_list(list, resource, page=PAGE_PARAM, size=PAGE_SIZE_PARAM)  # type: ignore[method-assign]
-        return super().as_view(actions, **initkwargs)  # type: ignore[misc]
-
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         resource: Resource = self.resource  # type: ignore[attr-defined]
         params = request.query_params
@@ -267,17 +253,6 @@ class CreateResourceMixin:
 
     request: Any
     model: type[models.Model]
-
-    @classmethod
-    def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
-        operation = get_catalog().create_for(cls.model)
-        if operation is not None and "create" not in cls.__dict__:
-
-            def create(self: Any, request: Request, *args: Any, **kwargs: Any) -> Response:
-                return CreateResourceMixin.create(self, request, *args, **kwargs)
-
-            cls.create = document_create(create, operation)  # type: ignore[method-assign]
-        return super().as_view(actions, **initkwargs)  # type: ignore[misc]
 
     def _create_operation(self) -> Operation | None:
         return get_catalog().create_for(self.model)
@@ -340,46 +315,29 @@ class CreateResourceMixin:
 class TransitionActionsMixin:
     """``POST {detail}/{transition}/`` for every transition of the model.
 
-    The routes are made when the router asks for the viewset's extra actions, named
-    ``{basename}-{method_name}`` so affordance targets can reverse them. The URL path is
-    the method name unless ``transition_url_paths`` maps it to another: clients that
-    follow affordances never notice. A route of an operation the caller may not use
-    answers exactly as a URL that does not exist.
+    One handler, :meth:`transition`, serves them all: :class:`ResourceRouter` adds a
+    route per transition of the registration (named ``{basename}-{method_name}`` in the
+    app's namespace, so affordance targets reverse them), each telling the handler its
+    transition (``transition_name``); nothing is added to the class. The URL path is the
+    method name unless ``transition_url_paths`` maps it to another: clients that follow
+    affordances never notice. A route of an operation the caller may not use answers
+    exactly as a URL that does not exist.
     """
 
     transition_url_paths: dict[str, str] = {}
+    # The transition this view serves (the route's initkwargs); None on other routes.
+    transition_name: str | None = None
     model: type[models.Model]
 
-    @classmethod
-    def get_extra_actions(cls) -> list[Any]:
-        cls._install_transition_actions()
-        return super().get_extra_actions()  # type: ignore[misc, no-any-return]
-
-    @classmethod
-    def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
-        cls._install_transition_actions()  # also for views made without a router
-        return super().as_view(actions, **initkwargs)  # type: ignore[misc]
-
-    @classmethod
-    def _install_transition_actions(cls) -> None:
-        if "_affordances_routes" not in cls.__dict__:
-            resource = get_catalog().resource_for(cls.model)
-            names = transition_method_names(resource) if resource is not None else []
-            for method_name in names:
-                attribute = f"transition_{method_name}"
-                if attribute not in cls.__dict__:
-                    url_path = cls.transition_url_paths.get(method_name, method_name)
-                    operation = get_catalog().transition(cls.model, method_name)
-                    setattr(cls, attribute, _make_action(operation, method_name, url_path))
-            cls._affordances_routes = tuple(names)  # type: ignore[attr-defined]
+    def transition(self, request: Request, pk: Any = None) -> Response:
+        assert self.transition_name is not None
+        return self.perform_transition(request, pk, self.transition_name)
 
     def _route_operation(self) -> tuple[str | None, Operation | None]:
-        # The route's own actions, whatever the method asked (GET on a POST route too).
-        actions = getattr(self, "action_map", None) or {}
-        names = [name for name in actions.values() if name.startswith("transition_")]
-        if not names:
+        # The route's transition, whatever the method asked (GET on a POST route too).
+        method_name = self.transition_name
+        if method_name is None:
             return None, None
-        method_name = names[0].removeprefix("transition_")
         return method_name, get_catalog().transition(self.model, method_name)
 
     def _usable_route_operation(self) -> tuple[str | None, Operation | None]:
@@ -427,19 +385,24 @@ class TransitionActionsMixin:
         return super().handle_exception(exc)  # type: ignore[misc, no-any-return]
 
     def get_extra_action_url_map(self) -> dict[str, str]:
-        """The browsable API's "Extra Actions" menu, without the caller's unknown operations."""
-        urls = super().get_extra_action_url_map()  # type: ignore[misc]
+        """The browsable API's "Extra Actions" menu: the view's own actions and, on an
+        object, the routes of the caller's operations (none it may not know about)."""
+        urls: dict[str, str] = dict(super().get_extra_action_url_map())  # type: ignore[misc]
+        if not getattr(self, "detail", False):
+            return urls
         user = _caller(self.request)  # type: ignore[attr-defined]
-        known = {
-            op.method_name for op in get_catalog().transitions_for(self.model) if op.permits(user)
-        }
-        routes = set(getattr(type(self), "_affordances_routes", ()))
-        hidden = {
-            self.__class__(**extra.kwargs).get_view_name()  # type: ignore[attr-defined]
-            for extra in self.get_extra_actions()
-            if extra.url_name in routes and extra.url_name not in known
-        }
-        return {label: url for label, url in urls.items() if label not in hidden}
+        pk = self.kwargs.get("pk")  # type: ignore[attr-defined]
+        # By method name, as DRF lists a viewset's own actions.
+        operations = sorted(
+            get_catalog().transitions_for(self.model), key=lambda op: str(op.method_name)
+        )
+        for operation in operations:
+            if operation.permits(user):
+                path = routes.operation_path(operation, pk)
+                if path is not None:
+                    label = pretty_name(f"transition_{operation.method_name}")
+                    urls[label] = self.request.build_absolute_uri(path)  # type: ignore[attr-defined]
+        return urls
 
     def perform_transition(self, request: Request, pk: Any, method_name: str) -> Response:
         operation = get_catalog().transition(self.model, method_name)
@@ -458,37 +421,6 @@ class TransitionActionsMixin:
         return _answer(request, outcome)
 
 
-def _make_action(operation: Operation | None, method_name: str, url_path: str) -> Any:
-    """The action of one transition; ``operation`` is None while it is switched off."""
-    problems = {code: ProblemSerializer for code in (400, 404, 409, 412, 422)}
-
-    def handler(self: Any, request: Request, pk: Any = None) -> Response:
-        response: Response = self.perform_transition(request, pk, method_name)
-        return response
-
-    # No docstring: DRF shows a view's docstring to anyone who reaches the route, and
-    # the operation's prose belongs to those who may know it (catalog, OpenAPI).
-    handler.__name__ = f"transition_{method_name}"
-    handler = action(
-        detail=True,
-        methods=["post"],
-        url_path=url_path,
-        url_name=method_name,
-        serializer_class=(operation.input_serializer if operation else None) or NoArguments,
-    )(handler)
-    if operation is None:
-        # Not in the catalog when the URLconf was loaded: not in the OpenAPI document either.
-        return extend_schema(exclude=True)(handler)
-    # After @action, which replaces the function's kwargs where spectacular keeps its own.
-    return extend_schema(
-        operation_id=operation.name,
-        summary=operation.title,
-        description=operation.description,
-        request=operation.input_serializer,
-        responses={200: operation.resource.serializer_class, **problems},
-    )(handler)
-
-
 class ResourceViewSet(
     CreateResourceMixin,
     TransitionActionsMixin,
@@ -500,5 +432,5 @@ class ResourceViewSet(
     """A registered model on the REST face: list, detail, create and every transition.
 
     Subclass it with ``model = YourModel``; register it with :class:`ResourceRouter`
-    (or any router, with the registration's ``BASENAME``).
+    (it makes the transition routes, in the app's URL namespace).
     """

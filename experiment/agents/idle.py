@@ -1,7 +1,7 @@
 """The idle control: it answers at once and calls nothing.
 
 A task an idle agent passes measures nothing, so every task must fail with it, on every
-interface (``--agent idle``; ``tests/test_experiment_controls.py``). Its answer says
+interface (``--agent idle``; ``experiment/tests/test_experiment_controls.py``). Its answer says
 only that nothing was done: no status, reason or id a check could mistake for a report.
 """
 

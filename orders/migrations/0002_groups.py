@@ -1,4 +1,4 @@
-"""Create the demo roles (SPEC §8) so a fresh database has them."""
+"""Create the demo roles (docs/demo.md#orders) so a fresh database has them."""
 
 from __future__ import annotations
 

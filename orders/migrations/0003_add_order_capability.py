@@ -1,4 +1,4 @@
-"""SPEC §12: customers and support may create orders (``orders.add_order``)."""
+"""docs/demo.md#orders: customers and support may create orders (``orders.add_order``)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from rest_framework import serializers
 
 from affordances.admin import AffordanceAdminMixin
 from affordances.mcp import McpView
-from affordances.rest import AffordancesMixin, ResourceRouter, ResourceViewSet
+from affordances.rest import AffordancesMixin, ResourceRouter, ResourceUrlField, ResourceViewSet
 from tests.generic.models import Ticket
 
 # Tickets assigned to "secret" are seen by superusers only.
@@ -32,7 +32,7 @@ def visible_tickets(user: Any) -> QuerySet[Ticket]:
 
 
 class TicketSerializer(AffordancesMixin, serializers.ModelSerializer):
-    url = serializers.HyperlinkedIdentityField(view_name="ticket-detail")
+    url = ResourceUrlField()
 
     class Meta:
         model = Ticket
@@ -58,7 +58,6 @@ router.register("tickets", TicketViewSet)
 
 # Mounted elsewhere than the demo, so nothing can lean on "/api/" or "/mcp".
 urlpatterns = [
-    path("v2/", include("affordances.rest.urls")),
     path("v2/", include(router.urls)),
     path("agents/mcp", McpView.as_view(), name="mcp"),
     path("generic-admin/", site.urls),

@@ -12,12 +12,12 @@ from rest_framework import serializers
 
 from affordances.admin import AffordanceAdminMixin
 from affordances.mcp import McpView
-from affordances.rest import AffordancesMixin, ResourceRouter, ResourceViewSet
+from affordances.rest import AffordancesMixin, ResourceRouter, ResourceUrlField, ResourceViewSet
 from tests.generic.models import Expense
 
 
 class ExpenseSerializer(AffordancesMixin, serializers.ModelSerializer):
-    url = serializers.HyperlinkedIdentityField(view_name="expense-detail")
+    url = ResourceUrlField()
 
     class Meta:
         model = Expense
@@ -40,7 +40,6 @@ router = ResourceRouter()
 router.register("expenses", ExpenseViewSet)
 
 urlpatterns = [
-    path("api/", include("affordances.rest.urls")),
     path("api/", include(router.urls)),
     path("mcp", McpView.as_view(), name="mcp"),
     path("admin/", site.urls),

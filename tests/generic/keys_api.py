@@ -9,12 +9,12 @@ from rest_framework import serializers
 
 from affordances.admin import AffordanceAdminMixin
 from affordances.mcp import McpView
-from affordances.rest import AffordancesMixin, ResourceRouter, ResourceViewSet
+from affordances.rest import AffordancesMixin, ResourceRouter, ResourceUrlField, ResourceViewSet
 from tests.generic.keys import Locker, Voucher
 
 
 class VoucherSerializer(AffordancesMixin, serializers.ModelSerializer):
-    url = serializers.HyperlinkedIdentityField(view_name="voucher-detail")
+    url = ResourceUrlField()
 
     class Meta:
         model = Voucher
@@ -23,7 +23,7 @@ class VoucherSerializer(AffordancesMixin, serializers.ModelSerializer):
 
 
 class LockerSerializer(AffordancesMixin, serializers.ModelSerializer):
-    url = serializers.HyperlinkedIdentityField(view_name="locker-detail")
+    url = ResourceUrlField()
 
     class Meta:
         model = Locker
@@ -52,7 +52,6 @@ router.register("vouchers", VoucherViewSet)
 router.register("lockers", LockerViewSet)
 
 urlpatterns = [
-    path("api/", include("affordances.rest.urls")),
     path("api/", include(router.urls)),
     path("mcp", McpView.as_view(), name="mcp"),
     path("keys-admin/", site.urls),

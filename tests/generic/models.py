@@ -114,4 +114,5 @@ class Expense(models.Model):
 
 # Defined in a module of its own, for tests/test_constraint_vocabulary.py.
 from tests.generic.keys import Locker, Voucher  # noqa: E402, F401
+from tests.generic.lending import Book, Hold, Loan  # noqa: E402, F401
 from tests.generic.parcels import Parcel  # noqa: E402, F401

@@ -11,12 +11,18 @@ from rest_framework import serializers
 
 from affordances.admin import AffordanceAdminMixin
 from affordances.mcp import McpView
-from affordances.rest import AffordancesMixin, ResourceRouter, ResourceViewSet, SchemaView
+from affordances.rest import (
+    AffordancesMixin,
+    ResourceRouter,
+    ResourceUrlField,
+    ResourceViewSet,
+    SchemaView,
+)
 from tests.generic.parcels import Parcel
 
 
 class ParcelSerializer(AffordancesMixin, serializers.ModelSerializer):
-    url = serializers.HyperlinkedIdentityField(view_name="parcel-detail")
+    url = ResourceUrlField()
 
     class Meta:
         model = Parcel
@@ -41,7 +47,6 @@ router.register("parcels", ParcelViewSet)
 
 urlpatterns = [
     path("api/schema/", SchemaView.as_view(), name="schema"),
-    path("api/", include("affordances.rest.urls")),
     path("api/", include(router.urls)),
     path("mcp", McpView.as_view(), name="mcp"),
     path("parcels-admin/", site.urls),

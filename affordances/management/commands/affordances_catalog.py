@@ -11,7 +11,10 @@ from affordances.catalog import get_catalog
 
 
 class Command(BaseCommand):
-    help = "Print the operation catalog as JSON (SPEC §4), optionally as one user sees it."
+    help = (
+        "Print the operation catalog as JSON (docs/protocol.md#catalog), optionally as one "
+        "user sees it."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--user", help="Username: print only what this user may know about.")

@@ -62,8 +62,6 @@ class StreamableHttpView(View):
     """One JSON-RPC message in, one JSON answer out."""
 
     max_request_bytes: int = MAX_REQUEST_BYTES
-    # Unmatched URLs below this endpoint answer problem documents (see the REST face).
-    affordances_problem_documents = True
 
     def server(self) -> Server:
         raise NotImplementedError
@@ -77,6 +75,11 @@ class StreamableHttpView(View):
         :class:`NotAuthenticated` for invalid ones. The request returned is the one
         handlers get (a DRF request, say)."""
         raise NotImplementedError
+
+    def challenge(self, request: HttpRequest) -> str:
+        """The ``WWW-Authenticate`` challenge of a 401: the scheme (and its parameters)
+        the endpoint takes credentials in."""
+        return 'Bearer realm="mcp"'
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         origin = request.headers.get("Origin")
@@ -126,9 +129,12 @@ class StreamableHttpView(View):
             authenticated = self.authenticate(request)
         except NotAuthenticated:
             # One message for every invalid credential: which one failed is not said.
-            return self._unauthorized("the access token is invalid or expired.", invalid=True)
+            return self._unauthorized(
+                request, "the access token is invalid or expired.", invalid=True
+            )
         if authenticated is None:
-            return self._unauthorized("Send Authorization: Bearer <access token>.")
+            scheme = self.challenge(request).split(None, 1)[0]
+            return self._unauthorized(request, f"Send Authorization: {scheme} <access token>.")
         user, handler_request = authenticated
 
         try:
@@ -163,10 +169,12 @@ class StreamableHttpView(View):
             return response
         return _json(reply.status, reply.body)
 
-    def _unauthorized(self, detail: str, *, invalid: bool = False) -> HttpResponse:
+    def _unauthorized(
+        self, request: HttpRequest, detail: str, *, invalid: bool = False
+    ) -> HttpResponse:
         response = _error(401, f"Unauthorized: {detail}")
-        challenge = 'Bearer realm="mcp"'
-        if invalid:
+        challenge = self.challenge(request)
+        if invalid and challenge.split(None, 1)[0].lower() == "bearer":
             # RFC 6750 §3: say the token was the problem; no error code when none was sent.
             challenge += ', error="invalid_token"'
         response["WWW-Authenticate"] = challenge

@@ -12,7 +12,6 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from affordances import memo
 from affordances.mcp.transport.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -76,6 +75,10 @@ class Server:
     methods: Mapping[str, Method]
     # How long a caller may cache server/discover (the capabilities change with deploys).
     discover_ttl_ms: int = 300_000
+    # Where results with a ``memo_key`` are kept: ``memoize(key, build)`` answers the
+    # stored value for ``key``, or builds, stores and answers it. The application
+    # chooses the store (and its bounds); without one, every result is built anew.
+    memoize: Callable[[Hashable, Callable[[], EncodedJson]], EncodedJson] | None = None
 
     def _table(self, revision: Revision) -> Mapping[str, Method]:
         table = dict(self.methods)
@@ -110,10 +113,10 @@ class Server:
                 result = method.handler(call, params)
                 return revision.dress(result, server_info=self.server_info, cache=method.cache)
 
-            if method.memo_key is None:
+            if method.memo_key is None or self.memoize is None:
                 return Reply(200, result_response(message.id, answer()))
             key = ("mcp-result", message.method, revision.version, method.memo_key(call, params))
-            encoded = memo.memoized(key, lambda: EncodedJson(dumps(answer())), size=len)
+            encoded = self.memoize(key, lambda: EncodedJson(dumps(answer())))
             return Reply(200, result_response(message.id, encoded))
         except JsonRpcError as error:
             # Before a revision is known (initialize), handshake-era statuses apply.

@@ -1,4 +1,4 @@
-"""``manage.py run_experiment``: the seed's experiment, end to end (SPEC §13).
+"""``manage.py run_experiment``: the seed's experiment, end to end (docs/experiment/index.md).
 
 By default it runs on a throwaway database (a temporary SQLite file, or a scratch
 database next to the configured PostgreSQL one), never on the developer's own data;

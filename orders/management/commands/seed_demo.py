@@ -10,8 +10,8 @@ from orders.services import seed_demo
 
 class Command(BaseCommand):
     help = (
-        "Create the demo users, orders (SPEC §9) and, with procurement installed, its "
-        "purchase requests. Safe to run again."
+        "Create the demo users, orders (docs/demo.md#demo-data) and, with procurement "
+        "installed, its purchase requests. Safe to run again."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

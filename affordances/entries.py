@@ -1,0 +1,349 @@
+"""What applies now, and how it is written: affordance entries and the representations
+that carry them.
+
+This is the one module that decides what an affordance entry looks like. Every face
+takes its entries from here — REST (through :class:`affordances.rest.AffordancesMixin`),
+MCP results, HAL-FORMS templates (built from the full entries) and the admin's panel and
+change list — and every schema that describes them comes from here too.
+
+A representation comes in one of three shapes:
+
+- **full** (the default): affordance entries restate the catalog entry they come from
+  (``operation`` URN, ``name``, ``title``, ``method``) besides what varies per object:
+  ``target``, ``arguments`` (the bound id), ``constraints`` and ``validForVersion``;
+  unavailable entries carry ``operation``, ``name`` and ``reason``;
+- **compact** (``?affordances=compact``): only what varies — the catalog entry is
+  referenced by its ``name`` (the MCP tool name), ``constraints`` are absent when
+  nothing is narrowed; unavailable entries keep ``name`` and ``reason``;
+- **plain** (``?affordances=none``): no affordance lists at all.
+
+Execution stores the full representation (an idempotent replay answers "the stored
+success"); each face answers it in its own shape with :func:`shaped`, so a key first
+used on one face replays on another exactly as that face answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from enum import StrEnum
+from typing import Any
+
+from affordances import routes
+from affordances.catalog import get_catalog
+from affordances.evaluation import (
+    Available,
+    Unavailable,
+    evaluate,
+    evaluate_in_state,
+    refused_by_state,
+)
+from affordances.operations import Holding, Operation
+from affordances.problems import Problem
+from affordances.resources import Resource
+
+__all__ = [
+    "AFFORDANCE_LISTS",
+    "CATALOG_KEYS",
+    "AffordanceLists",
+    "Shape",
+    "compact_entry",
+    "create_constraints",
+    "list_schemas",
+    "lists_for",
+    "plain",
+    "shaped",
+    "shaped_schema",
+    "with_affordances",
+]
+
+AFFORDANCE_LISTS = ("affordances", "unavailableAffordances")
+# What an affordance entry restates from its catalog entry; compact entries leave it out.
+CATALOG_KEYS = ("operation", "title", "method")
+
+
+class Shape(StrEnum):
+    FULL = "full"
+    COMPACT = "compact"
+    NONE = "none"
+
+    @classmethod
+    def from_param(cls, value: str | None) -> Shape:
+        """``?affordances=`` → shape: absent is full, ``none`` or ``compact`` as asked;
+        anything else is a ``validation_error`` (a typo must not pass for "full")."""
+        if value is None:
+            return cls.FULL
+        if value == cls.NONE:
+            return cls.NONE
+        if value == cls.COMPACT:
+            return cls.COMPACT
+        raise Problem.validation({"affordances": ["Must be none or compact (or absent)."]})
+
+
+# -- the entries' schemas ---------------------------------------------------------------
+
+_AVAILABLE_PROPERTIES: dict[str, dict[str, Any]] = {
+    "operation": {"type": "string"},
+    "name": {"type": "string"},
+    "title": {"type": "string"},
+    "method": {"type": "string"},
+    "target": {"type": "string", "format": "uri"},
+    "arguments": {"type": "object"},
+    "constraints": {"type": "object"},
+    "validForVersion": {"type": "integer"},
+}
+_AVAILABLE_REQUIRED = ("operation", "name", "method", "target", "arguments")
+_UNAVAILABLE_PROPERTIES: dict[str, dict[str, Any]] = {
+    "operation": {"type": "string"},
+    "name": {"type": "string"},
+    "reason": {"type": "string"},
+}
+_UNAVAILABLE_REQUIRED = ("operation", "name", "reason")
+
+
+def _entry_schema(
+    properties: dict[str, dict[str, Any]], required: tuple[str, ...], shape: Shape
+) -> dict[str, Any]:
+    kept = [key for key in properties if shape is Shape.FULL or key not in CATALOG_KEYS]
+    return {
+        "type": "object",
+        "properties": {key: dict(properties[key]) for key in kept},
+        "required": [key for key in required if key in kept],
+    }
+
+
+def list_schemas(shape: Shape) -> dict[str, Any]:
+    """The JSON Schema of ``affordances`` and ``unavailableAffordances`` in ``shape``
+    (nothing for the plain shape): the properties a representation's schema adds."""
+    if shape is Shape.NONE:
+        return {}
+    return {
+        "affordances": {
+            "type": "array",
+            "items": _entry_schema(_AVAILABLE_PROPERTIES, _AVAILABLE_REQUIRED, shape),
+        },
+        "unavailableAffordances": {
+            "type": "array",
+            "items": _entry_schema(_UNAVAILABLE_PROPERTIES, _UNAVAILABLE_REQUIRED, shape),
+        },
+    }
+
+
+def shaped_schema(schema: Any, shape: Shape) -> Any:
+    """A representation's schema (any depth: a page of them too) in ``shape``: wherever
+    an object schema lists the affordance lists, they become ``shape``'s."""
+    if isinstance(schema, list):
+        return [shaped_schema(item, shape) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    result = {key: shaped_schema(value, shape) for key, value in schema.items()}
+    properties = result.get("properties")
+    if isinstance(properties, dict) and any(name in properties for name in AFFORDANCE_LISTS):
+        listed = {name: value for name, value in properties.items() if name not in AFFORDANCE_LISTS}
+        result["properties"] = {**listed, **list_schemas(shape)}
+    return result
+
+
+# -- entries in a shape -----------------------------------------------------------------
+
+
+def compact_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """One affordance (or unavailable) entry without what the catalog already says."""
+    return {
+        key: value
+        for key, value in entry.items()
+        if key not in CATALOG_KEYS and not (key == "constraints" and value == {})
+    }
+
+
+def plain(representation: Any) -> Any:
+    """``representation`` without ``affordances``/``unavailableAffordances``, at any depth."""
+    if isinstance(representation, dict):
+        return {
+            key: plain(value)
+            for key, value in representation.items()
+            if key not in AFFORDANCE_LISTS
+        }
+    if isinstance(representation, list):
+        return [plain(item) for item in representation]
+    return representation
+
+
+def _compact(representation: Any) -> Any:
+    if isinstance(representation, dict):
+        return {
+            key: (
+                [compact_entry(entry) for entry in value]
+                if key in AFFORDANCE_LISTS and isinstance(value, list)
+                else _compact(value)
+            )
+            for key, value in representation.items()
+        }
+    if isinstance(representation, list):
+        return [_compact(item) for item in representation]
+    return representation
+
+
+def shaped(representation: Any, shape: Shape) -> Any:
+    """A full representation (a stored body, say) in ``shape``, at any depth."""
+    if shape is Shape.NONE:
+        return plain(representation)
+    if shape is Shape.COMPACT:
+        return _compact(representation)
+    return representation
+
+
+# -- what applies now -------------------------------------------------------------------
+
+# An operation, its object's state, the entry's fixed part, the target URL around the
+# object's id, what the caller holds of it without an object, and the refusal when the
+# state alone decides it.
+_Step = tuple[
+    Operation, Any, dict[str, Any], tuple[str, str] | None, Holding, dict[str, Any] | None
+]
+
+
+class AffordanceLists:
+    """``affordances`` and ``unavailableAffordances`` of each object of one request.
+
+    What does not depend on the object is worked out once, not once per row: the
+    caller's operations (``operations``: those it may know about) and what it holds of
+    each without an object, URL templates, the entries' fixed parts, and per state what
+    the state alone decides (the refusals of the operations that state does not allow,
+    to a caller who sees them on every object); each row reads its state once and
+    evaluates only the operations its state leaves open, or whose permissions only the
+    object can answer.
+    """
+
+    def __init__(
+        self,
+        request: Any,
+        user: Any,
+        resource: Resource,
+        operations: list[Operation],
+        *,
+        shape: Shape = Shape.FULL,
+    ):
+        self.user = user
+        self.compact = shape is Shape.COMPACT
+        self.version_field = resource.version_field
+        self.id_argument = resource.id_argument
+        self._operations = [
+            (
+                operation,
+                self._shaped(
+                    {
+                        "operation": operation.urn,
+                        "name": operation.name,
+                        "title": operation.title,
+                        "method": operation.http_method,
+                    }
+                ),
+                routes.target_template(operation, request),
+                operation.holding(user),
+            )
+            for operation in operations
+        ]
+        # The state fields of the operations (mostly one).
+        self._fields = list({id(op.facts.field): op.facts.field for op in operations}.values())
+        self._plans: dict[Any, list[_Step]] = {}
+
+    def __call__(self, instance: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        available: list[dict[str, Any]] = []
+        unavailable: list[dict[str, Any]] = []
+        states = tuple(field.get_state(instance) for field in self._fields)
+        plan = self._plans.get(states)
+        if plan is None:
+            plan = self._plans[states] = self._plan(states)
+        pk = instance.pk
+        version = getattr(instance, self.version_field)
+        for operation, state, static, target, holding, refusal in plan:
+            if refusal is not None:
+                unavailable.append(dict(refusal))  # a copy per row: its reader may change it
+                continue
+            result = evaluate_in_state(operation, instance, self.user, state, holding=holding)
+            if isinstance(result, Available):
+                entry = {
+                    **static,
+                    "target": f"{target[0]}{pk}{target[1]}" if target else None,
+                    "arguments": {self.id_argument: pk},
+                    "constraints": result.constraints,
+                    "validForVersion": version,
+                }
+                available.append(self._shaped(entry))
+            elif isinstance(result, Unavailable):
+                unavailable.append(self._refusal(operation, result.reason))
+        return available, unavailable
+
+    def _plan(self, states: tuple[Any, ...]) -> list[_Step]:
+        """Each operation for an object in ``states``: its refusal when the state alone
+        decides it, else None (the object decides)."""
+        by_field = {id(field): state for field, state in zip(self._fields, states, strict=True)}
+        plan = []
+        for operation, static, target, holding in self._operations:
+            state = by_field[id(operation.facts.field)]
+            refused = refused_by_state(operation, state, holding)
+            refusal = self._refusal(operation, refused.reason) if refused is not None else None
+            plan.append((operation, state, static, target, holding, refusal))
+        return plan
+
+    def _shaped(self, entry: dict[str, Any]) -> dict[str, Any]:
+        return compact_entry(entry) if self.compact else entry
+
+    def _refusal(self, operation: Operation, reason: str) -> dict[str, Any]:
+        return self._shaped({"operation": operation.urn, "name": operation.name, "reason": reason})
+
+
+# Where a request's lists are kept in the cache a face hands in (a serializer context,
+# an MCP call's context): one per model and shape.
+_CACHE_KEY = "_affordances"
+
+
+def lists_for(
+    cache: MutableMapping[str, Any], request: Any, user: Any, model: type, shape: Shape
+) -> AffordanceLists | None:
+    """The lists of ``model``'s objects for this request in ``shape``, built once and
+    kept in ``cache`` (which lives as long as the request); None: no affordances (the
+    plain shape, or a model that is not registered)."""
+    per_request: dict[tuple[type, Shape], AffordanceLists | None] = cache.setdefault(_CACHE_KEY, {})
+    key = (model, shape)
+    if key in per_request:
+        return per_request[key]
+    lists = None
+    if shape is not Shape.NONE:
+        catalog = get_catalog()
+        resource = catalog.resource_for(model)
+        if resource is not None:
+            operations = [op for op in catalog.transitions_for(model) if op.permits(user)]
+            lists = AffordanceLists(request, user, resource, operations, shape=shape)
+    per_request[key] = lists
+    return lists
+
+
+def with_affordances(
+    data: dict[str, Any],
+    instance: Any,
+    cache: MutableMapping[str, Any],
+    request: Any,
+    user: Any,
+    shape: Shape,
+) -> dict[str, Any]:
+    """``data`` (an object's representation) with its affordance lists in ``shape``
+    (none in the plain shape): what every face answers for an object."""
+    lists = lists_for(cache, request, user, type(instance), shape)
+    if lists is not None:
+        data["affordances"], data["unavailableAffordances"] = lists(instance)
+    return data
+
+
+def operation_of(entry: dict[str, Any]) -> Operation:
+    """The catalog operation an entry (in any shape) refers to."""
+    operation = get_catalog().lookup(entry["name"])
+    assert operation is not None, entry["name"]  # entries are written from the catalog
+    return operation
+
+
+def create_constraints(operation: Operation, user: Any) -> dict[str, Any] | None:
+    """A collection's create affordance: its constraints for ``user`` when it applies,
+    None when it does not (or the caller may not know about it)."""
+    result = evaluate(operation, None, user)
+    return result.constraints if isinstance(result, Available) else None

@@ -1,0 +1,123 @@
+"""The demo's tests: fixtures for the demo data of docs/demo.md#demo-data and API clients per role.
+
+These tests run with the demo's settings (``demo_tests.settings``), not the library's
+(``tests.settings``): ``make test`` runs them as
+``python -m pytest --ds demo_tests.settings demo_tests experiment/tests load/tests``.
+``experiment/tests`` and ``load/tests`` take these fixtures from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.conf import settings
+
+if "orders" not in settings.INSTALLED_APPS:
+    raise pytest.UsageError(
+        "The demo's tests need the demo's settings: python -m pytest --ds demo_tests.settings "
+        "demo_tests experiment/tests load/tests (make test runs them so)."
+    )
+
+from django.contrib.auth.models import AbstractUser
+from rest_framework.test import APIClient
+
+from affordances.catalog import reset_catalog
+from orders.models import Order
+from orders.services import DEMO_ORDERS, seed_demo
+
+DEMO_PASSWORD = "demo-password-for-tests"
+ROLES = ("admin", "support", "warehouse", "supervisor", "auditor", "alice", "bob")
+
+
+@dataclass
+class Demo:
+    users: dict[str, AbstractUser]
+    orders: dict[str, Order]
+
+    def order(self, key: str) -> Order:
+        """A fresh copy of a demo order by its key (demo-01 … demo-12)."""
+        return Order.objects.get(pk=self.orders[key].pk)
+
+
+@pytest.fixture
+def demo(db: None) -> Demo:
+    seed_demo(password=DEMO_PASSWORD)
+    from django.contrib.auth import get_user_model
+
+    users = {u.username: u for u in get_user_model().objects.filter(username__in=ROLES)}
+    orders = {
+        spec.key: Order.objects.get(description=f"Demo order {spec.key}") for spec in DEMO_ORDERS
+    }
+    return Demo(users=users, orders=orders)
+
+
+@pytest.fixture
+def api(demo: Demo) -> Callable[[str], APIClient]:
+    """``api("alice")``: an API client authenticated as that demo user."""
+
+    def make(username: str) -> APIClient:
+        client = APIClient()
+        # A fresh user object per client: permission caches must not leak between roles.
+        from django.contrib.auth import get_user_model
+
+        client.force_authenticate(get_user_model().objects.get(username=username))
+        return client
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_catalog() -> None:
+    # Tests that override AFFORDANCES reset it through setting_changed; this keeps one
+    # test's catalog from being another's starting point.
+    reset_catalog()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles() -> None:
+    # Rate limits count in the cache; one test's logins must not throttle the next.
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+# --- procurement ---------------------------------------------------------------------
+
+PROCUREMENT_ROLES = (
+    "rita",
+    "remy",
+    "approver",
+    "senior_approver",
+    "buyer",
+    "receiving_clerk",
+    "accounts_payable",
+    "auditor",
+    "admin",
+)
+
+
+@dataclass
+class ProcurementDemo:
+    users: dict[str, AbstractUser]
+
+    def request(self, key: str) -> Any:
+        """A fresh copy of a demo purchase request by its key (pr-01 … pr-27)."""
+        from procurement.demo import demo_request
+
+        return demo_request(key)
+
+
+@pytest.fixture
+def procurement(demo: Demo) -> ProcurementDemo:
+    """The orders demo (its admin and auditor) plus the procurement users and requests."""
+    from django.contrib.auth import get_user_model
+
+    from procurement.demo import seed_procurement, seed_procurement_users
+
+    seed_procurement_users(password=DEMO_PASSWORD)
+    seed_procurement()
+    users = {u.username: u for u in get_user_model().objects.filter(username__in=PROCUREMENT_ROLES)}
+    return ProcurementDemo(users=users)
