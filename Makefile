@@ -36,7 +36,7 @@ demo: $(DEMO_STAMP)
 	@echo "Password:   $${DEMO_PASSWORD:-demo-password}"
 	@echo "Admin:      http://127.0.0.1:$(PORT)/admin/  (staff only)"
 	@echo "API:        http://127.0.0.1:$(PORT)/api/  (orders, purchase-requests, catalog /api/operations/, docs /api/docs/; every user)"
-	@echo "MCP:        http://127.0.0.1:$(PORT)/mcp  (Authorization: Bearer <access token from /api/token/>)"
+	@echo "MCP:        http://127.0.0.1:$(PORT)/mcp  (OAuth from the URL alone, or Authorization: Bearer <access token from /api/token/>)"
 	@echo ""
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 

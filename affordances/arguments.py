@@ -2,26 +2,40 @@
 
 The serializer says what the operation takes; the constraints say what this object and
 caller allow now. Both are checked here, once, for every face.
+
+The serializer is built with a context (:func:`input_context`): the request, the acting
+user, the object under its row lock and the operation, so ``CurrentUserDefault``,
+``HiddenField`` and an object-aware ``validate()`` work as they do in a DRF view. A
+related field (``PrimaryKeyRelatedField``, ``SlugRelatedField``, ``many=True``) finds
+only the objects the caller may see when its model is registered, and is audited as
+the key it was given.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import uuid
+from collections.abc import Iterator, Mapping
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from django.db import models
 from rest_framework import serializers
 
+from affordances.catalog import get_catalog
 from affordances.operations import Operation
 from affordances.problems import Problem
-from affordances.schemas import DECIMAL_RULE, PLAIN_DECIMAL, SchemaValidator
+from affordances.reads import visible
+from affordances.schemas import DECIMAL_RULE, PLAIN_DECIMAL, SchemaValidator, argument_fields
 
 __all__ = [
+    "ActingRequest",
     "NoArguments",
     "SchemaValidator",
+    "argument_fields",
     "flatten_errors",
+    "input_context",
     "schema_errors",
     "validate_arguments",
 ]
@@ -71,6 +85,12 @@ def _decimal_spelling_errors(
 
 
 def _json_value(value: Any) -> Any:
+    """A validated value as JSON, for the constraints and the audit record: a related
+    object as its key (a UUID as its text), dates as ISO 8601."""
+    if isinstance(value, models.Model):
+        return _json_value(value.pk)
+    if isinstance(value, uuid.UUID):
+        return str(value)
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, dict):
@@ -148,26 +168,109 @@ def _any_of_message(error: Any) -> str:
     return "Must be of type " + " or ".join(str(t) for t in types if t) + "."
 
 
+class ActingRequest:
+    """``context["request"]`` of an input serializer: the face's request as the acting
+    user makes it (``.user`` is always that user; every other attribute is the face's
+    request's), or, for a run from code without a request, just the user. A face's
+    request may carry another user (MCP's Django request before DRF authentication)."""
+
+    def __init__(self, request: Any, user: Any) -> None:
+        self._request = request
+        self.user = user
+
+    def __getattr__(self, name: str) -> Any:
+        if self._request is None:
+            raise AttributeError(f"{name}: this run has no request (perform() from code)")
+        return getattr(self._request, name)
+
+
+def input_context(
+    operation: Operation, *, user: Any, instance: models.Model | None, request: Any = None
+) -> dict[str, Any]:
+    """What an input serializer's ``self.context`` holds on every face: ``request``
+    (:class:`ActingRequest`), ``user``, ``instance`` (the object under its row lock;
+    ``None`` for a create) and ``operation``."""
+    return {
+        "request": ActingRequest(request, user),
+        "user": user,
+        "instance": instance,
+        "operation": operation,
+    }
+
+
+def _related_fields(serializer: serializers.Serializer[Any]) -> Iterator[Any]:
+    """The writable related fields, a ``many=True`` field as the one it repeats."""
+    for field in serializer.fields.values():
+        child = field.child_relation if isinstance(field, serializers.ManyRelatedField) else field
+        if isinstance(child, serializers.RelatedField) and not child.read_only:
+            yield child
+
+
+def _narrow_related(serializer: serializers.Serializer[Any], user: Any) -> None:
+    """Each related field of a registered model finds only what ``user`` may see (the
+    registration's ``QUERYSET``): an object hidden from the caller is refused exactly as
+    a missing one. The fields are the serializer instance's own copies."""
+    catalog = get_catalog()
+    for field in _related_fields(serializer):
+        queryset = field.queryset
+        if not isinstance(queryset, models.QuerySet):
+            continue
+        resource = catalog.resource_for(queryset.model)
+        if resource is not None:
+            field.queryset = queryset.filter(pk__in=visible(resource, user).values("pk"))
+
+
+def _unsearchable_related(
+    serializer: serializers.Serializer[Any], arguments: Mapping[str, Any]
+) -> dict[str, list[str]]:
+    """Related values no database should be asked about: text with NUL (PostgreSQL
+    refuses it with an error, not an empty result) or longer than any key."""
+    errors: dict[str, list[str]] = {}
+    for name, field in serializer.fields.items():
+        if name not in arguments:
+            continue
+        related = field.child_relation if isinstance(field, serializers.ManyRelatedField) else field
+        if not isinstance(related, serializers.RelatedField):
+            continue
+        value = arguments[name]
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(item, str) and ("\x00" in item or len(item) > 255) for item in values):
+            errors[name] = ["No such object."]
+    return errors
+
+
 def validate_arguments(
-    operation: Operation, arguments: Mapping[str, Any], constraints: Mapping[str, Any]
+    operation: Operation,
+    arguments: Mapping[str, Any],
+    constraints: Mapping[str, Any],
+    *,
+    context: Mapping[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Check arguments against the input serializer, then the constraints.
 
-    Returns the keyword arguments of the transition method and the arguments as the
-    API names them (for the audit record). Raises ``validation_error``.
+    ``context`` is the serializer's (:func:`input_context`). Returns the keyword
+    arguments of the transition method and the arguments as the API names them, related
+    objects as their keys (for the constraints and the audit record). Raises
+    ``validation_error``.
     """
     input_class = operation.input_serializer or NoArguments
-    fields = input_class().fields if operation.input_serializer else {}
+    serializer = input_class(data=dict(arguments), context=dict(context))
+    fields = argument_fields(serializer)
     errors = {name: ["Unknown argument."] for name in arguments if name not in fields}
     errors.update(_decimal_spelling_errors(fields, arguments))
-    serializer = input_class(data=dict(arguments))
+    unsearchable = _unsearchable_related(serializer, arguments)
+    if unsearchable:  # validated without them: their own message, and no lookup
+        data = {name: value for name, value in arguments.items() if name not in unsearchable}
+        serializer = input_class(data=data, context=dict(context))
+    _narrow_related(serializer, context.get("user"))
     if not serializer.is_valid():
         errors.update(flatten_errors(serializer.errors))
+    errors.update(unsearchable)
     if errors:
         raise Problem.validation(errors)
     validated = dict(serializer.validated_data)
     typed: dict[str, Any] = {}
-    for name, field in serializer.fields.items():
+    for name, field in fields.items():
         if name in arguments and field.source in validated:
             typed[name] = _json_value(validated[field.source])
     if constraints:

@@ -8,11 +8,12 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
+from rest_framework import serializers
 
 from affordances import routes
 from affordances.constraints import ConstraintNotShown, ConstraintWidens, assert_narrows
 from affordances.patterns import backtracking_risk, patterns_in
-from affordances.schemas import SchemaError
+from affordances.schemas import SchemaError, argument_fields, related_schema
 
 # A description shorter than this cannot state a purpose and its consequences.
 MIN_DESCRIPTION_LENGTH = 40
@@ -29,6 +30,11 @@ SETTING_CHECKS = {
     "LOCK_TIMEOUT": "affordances.E018",
     "REQUEST_TIMEOUT": "affordances.E018",
     "OPENAPI_MEMO": "affordances.E025",
+    # The MCP endpoint as an OAuth protected resource (affordances.mcp.authorization).
+    "MCP_AUTHORIZATION_SERVERS": "affordances.E030",
+    "MCP_READ_SCOPE": "affordances.E030",
+    "MCP_WRITE_SCOPE": "affordances.E030",
+    "MCP_REQUIRE_AUDIENCE": "affordances.E030",
 }
 
 
@@ -102,6 +108,7 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
     messages.extend(_check_constraints(catalog))
     messages.extend(_check_patterns(catalog))
     messages.extend(_check_serializers(catalog))
+    messages.extend(_check_inputs(catalog))
     for op in catalog:
         if not op.is_transition:
             continue
@@ -228,6 +235,41 @@ def _check_patterns(catalog: Any) -> list[checks.CheckMessage]:
                         hint="Anchor it with ^, keep the classes of adjacent repeats "
                         "disjoint and repeats out of repeats; check lengths with max_length.",
                         id="affordances.E017",
+                    )
+                )
+    return messages
+
+
+def _check_inputs(catalog: Any) -> list[checks.CheckMessage]:
+    """E028: an input that clashes with the acting user's ``by=``; E029: a related
+    field the app cannot describe or look up for a caller (docs/reference/checks.md)."""
+    messages: list[checks.CheckMessage] = []
+    for op in catalog:
+        if op.input_serializer is None:
+            continue
+        fields = argument_fields(op.input_serializer())
+        sources = {field.source for field in fields.values()}
+        if op.actor_parameter is not None and op.actor_parameter in sources:
+            messages.append(
+                checks.Error(
+                    f"{op.name}: the input {op.input_serializer.__name__} fills the "
+                    f"keyword {op.actor_parameter!r}, which the transition method takes "
+                    "for the acting user.",
+                    hint="Rename the argument (source=...): by= is always the caller.",
+                    id="affordances.E028",
+                )
+            )
+        for name, field in fields.items():
+            many = isinstance(field, serializers.ManyRelatedField)
+            related = field.child_relation if many else field
+            if isinstance(related, serializers.RelatedField) and related_schema(field) is None:
+                messages.append(
+                    checks.Error(
+                        f"{op.name}: the argument {name!r} is a "
+                        f"{type(related).__name__}, which takes neither a key nor a slug.",
+                        hint="Use PrimaryKeyRelatedField or SlugRelatedField (many=True "
+                        "for several) with a queryset of a model.",
+                        id="affordances.E029",
                     )
                 )
     return messages

@@ -28,6 +28,18 @@ DEFAULTS: dict[str, Any] = {
     # Dotted paths of the DRF authentication classes of the MCP endpoints; default: the
     # project's DEFAULT_AUTHENTICATION_CLASSES without session authentication.
     "MCP_AUTHENTICATION_CLASSES": None,
+    # OAuth 2.1 for the MCP endpoints (docs/howto/mcp-hosts.md#oauth): the issuers of the
+    # authorization servers named in their RFC 9728 protected-resource metadata (an
+    # absolute URL, or a path such as "/o" on the endpoint's own origin); empty: no
+    # metadata, and 401 challenges without resource_metadata.
+    "MCP_AUTHORIZATION_SERVERS": [],
+    # The scopes a token carrying scopes needs: the read scope for every MCP request, the
+    # write scope too for a tool that is not read-only; None: not required.
+    "MCP_READ_SCOPE": "mcp:read",
+    "MCP_WRITE_SCOPE": "mcp:write",
+    # Refuse tokens that name no audience (RFC 8707 resource / JWT aud); a token naming
+    # audiences is refused on an endpoint it was not issued for either way.
+    "MCP_REQUIRE_AUDIENCE": False,
     # Lists: items per page when the caller does not say, and the most it may ask for.
     "PAGE_SIZE": 50,
     "MAX_PAGE_SIZE": 200,
@@ -155,6 +167,34 @@ class AffordancesSettings:
         return tuple(value)
 
     @property
+    def MCP_AUTHORIZATION_SERVERS(self) -> tuple[str, ...]:
+        value = self._get("MCP_AUTHORIZATION_SERVERS")
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(issuer, str) and _ISSUER.fullmatch(issuer) for issuer in value
+        ):
+            raise ImproperlyConfigured(
+                "AFFORDANCES['MCP_AUTHORIZATION_SERVERS'] must be a list of issuer URLs "
+                "such as 'https://auth.example.com' or paths such as '/o' (no query, no "
+                "fragment)."
+            )
+        return tuple(value)
+
+    @property
+    def MCP_READ_SCOPE(self) -> str | None:
+        return _scope_setting("MCP_READ_SCOPE", self._get("MCP_READ_SCOPE"))
+
+    @property
+    def MCP_WRITE_SCOPE(self) -> str | None:
+        return _scope_setting("MCP_WRITE_SCOPE", self._get("MCP_WRITE_SCOPE"))
+
+    @property
+    def MCP_REQUIRE_AUDIENCE(self) -> bool:
+        value = self._get("MCP_REQUIRE_AUDIENCE")
+        if not isinstance(value, bool):
+            raise ImproperlyConfigured("AFFORDANCES['MCP_REQUIRE_AUDIENCE'] must be True or False.")
+        return value
+
+    @property
     def PAGE_SIZE(self) -> int:
         return _positive_setting("PAGE_SIZE", self._get("PAGE_SIZE"))
 
@@ -264,6 +304,21 @@ IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,31}")
 _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/?#\s]+")
+# An issuer (RFC 8414 §2: https, no query or fragment; http for local development), or
+# a path on the MCP endpoint's own origin.
+_ISSUER = re.compile(r"https?://[^/?#\s]+(?:/[^?#\s]*)?|/[^?#\s]*")
+# RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
+_SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+
+
+def _scope_setting(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or _SCOPE.fullmatch(value) is None:
+        raise ImproperlyConfigured(
+            f"AFFORDANCES[{name!r}] must be one scope token (such as 'mcp:read') or None."
+        )
+    return value
 
 
 def _positive_setting(name: str, value: Any) -> int:

@@ -22,7 +22,7 @@ from django.db import DatabaseError, connection, models, transaction
 from django_fsm import TransitionNotAllowed
 
 from affordances import idempotency, reads
-from affordances.arguments import flatten_errors, validate_arguments
+from affordances.arguments import flatten_errors, input_context, validate_arguments
 from affordances.conf import settings
 from affordances.declarations import DEFAULT_STATE_REASON
 from affordances.evaluation import Available, Unavailable, evaluate
@@ -112,8 +112,13 @@ def perform(
     represent: Represent,
     expected_version: int | None = None,
     idempotency_key: str | None = None,
+    request: Any = None,
 ) -> Outcome:
-    """Run ``operation`` on object ``pk`` for ``user``; raise :class:`Problem` if refused."""
+    """Run ``operation`` on object ``pk`` for ``user``; raise :class:`Problem` if refused.
+
+    ``request`` (the face's, if it has one) reaches the input serializer's context.
+    A transition method with a ``by`` parameter receives ``user`` as ``by=``.
+    """
     if not operation.is_transition:
         raise Problem.not_found()
     _check_via(via)
@@ -159,6 +164,7 @@ def perform(
                 via=via,
                 represent=represent,
                 claimed=claimed,
+                request=request,
             )
     except Problem as problem:
         if problem.wants_current:
@@ -181,6 +187,7 @@ def _run(
     via: str,
     represent: Represent,
     claimed: idempotency.Claim | None,
+    request: Any,
 ) -> Outcome:
     resource = operation.resource
     instance = _locked(reads.visible(resource, user)).filter(pk=pk).first()
@@ -211,7 +218,14 @@ def _run(
         raise Problem.validation(
             {resource.id_argument: ["Differs from the object addressed by the request."]}
         )
-    kwargs, audit_arguments = validate_arguments(operation, arguments, evaluation.constraints)
+    context = input_context(operation, user=user, instance=instance, request=request)
+    with _model_code(operation.name, wants_current=True):
+        # A serializer's own validate() is the model's code too: it may raise anything.
+        kwargs, audit_arguments = validate_arguments(
+            operation, arguments, evaluation.constraints, context=context
+        )
+    if operation.actor_parameter is not None:
+        kwargs[operation.actor_parameter] = user  # django-fsm-log's by= convention
 
     # 6. Run the transition; any failure inside rolls the whole transaction back.
     assert operation.method_name is not None
@@ -246,6 +260,7 @@ def perform_create(
     via: str,
     represent: Represent,
     idempotency_key: str | None = None,
+    request: Any = None,
 ) -> Outcome:
     """Run a collection operation (``kind: create``): the same checks, minus object and state.
 
@@ -269,7 +284,11 @@ def perform_create(
     with _released_on_failure(claimed), _run_transaction():
         evaluation = evaluate(operation, None, user)
         assert isinstance(evaluation, Available)
-        kwargs, audit_arguments = validate_arguments(operation, arguments, evaluation.constraints)
+        context = input_context(operation, user=user, instance=None, request=request)
+        with _model_code(operation.name, wants_current=False):
+            kwargs, audit_arguments = validate_arguments(
+                operation, arguments, evaluation.constraints, context=context
+            )
         assert operation.method_name is not None
         with _model_code(operation.name, wants_current=False):
             instance = getattr(resource.model, operation.method_name)(user=user, **kwargs)

@@ -20,7 +20,13 @@ from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from affordances.constraints import conjoined_pattern, inclusive_bounds
-from affordances.schemas import SchemaValidator, decimal_pattern, text_rules
+from affordances.schemas import (
+    SchemaValidator,
+    argument_fields,
+    decimal_pattern,
+    related_schema,
+    text_rules,
+)
 
 __all__ = ["InputField", "input_fields"]
 
@@ -97,6 +103,13 @@ def _field(
     choices = _offered(field, narrowed)
     if choices is not None:
         return InputField(kind="choice", choices=choices, **common)
+    related = related_schema(field)
+    if related is not None and related.get("type") == "integer":
+        # An integer key typed in: bounded as the key schema says, narrowed as any integer.
+        minimum, maximum = inclusive_bounds([related, narrowed], Decimal(1))
+        return InputField(
+            kind="integer", minimum=minimum, maximum=maximum, step=Decimal(1), **common
+        )
     if isinstance(field, serializers.DecimalField):
         places = field.decimal_places
         return InputField(
@@ -162,9 +175,7 @@ def input_fields(
     properties = constraints.get("properties", {})
     required = set(constraints.get("required", []))
     fields = []
-    for name, field in input_serializer().fields.items():
-        if field.read_only:
-            continue
+    for name, field in argument_fields(input_serializer()).items():
         item = _field(name, field, properties.get(name, {}))
         if name in required and not item.required:
             item = replace(item, required=True)

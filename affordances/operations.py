@@ -56,6 +56,7 @@ from affordances.resources import Resource
 from affordances.schemas import filter_schema, nullable, serializer_schema
 
 __all__ = [
+    "ACTOR_PARAMETER",
     "Holding",
     "Kind",
     "Operation",
@@ -73,6 +74,9 @@ class Kind(StrEnum):
     TRANSITION = "transition"
     CREATE = "create"
 
+
+# The transition method's keyword for who performs it (django-fsm-log's convention).
+ACTOR_PARAMETER = "by"
 
 _TRANSITION_ANNOTATIONS = {
     "readOnlyHint": False,
@@ -245,6 +249,24 @@ class Operation:
     @property
     def input_serializer(self) -> type[serializers.Serializer[Any]] | None:
         return self.spec.input if self.spec is not None else None
+
+    @cached_property
+    def actor_parameter(self) -> str | None:
+        """``"by"`` when the transition method takes a ``by`` keyword: django-fsm-log's
+        convention for who performs a transition, and this library's. Every face then
+        passes the acting user as ``by=``; it is never an argument a caller sends."""
+        if self.transition is None or self.method_name is None:
+            return None
+        method = getattr(self.resource.model, self.method_name, None)
+        if method is None:
+            return None
+        try:
+            parameters = inspect.signature(inspect.unwrap(method)).parameters
+        except (TypeError, ValueError):  # a builtin or a callable without a signature
+            return None
+        parameter = parameters.get(ACTOR_PARAMETER)
+        keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        return ACTOR_PARAMETER if parameter is not None and parameter.kind in keyword else None
 
     @cached_property
     def urn(self) -> str:

@@ -8,7 +8,7 @@ objects ``perform`` may act on — in the order and pages the registration decla
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,13 +118,18 @@ def list_page(
     size_argument: str = "page_size",
     page_argument: str = "page",
     request: Any = None,
+    narrow: Callable[[models.QuerySet[Any]], models.QuerySet[Any]] | None = None,
 ) -> Page:
     """One page of the objects ``user`` may see. The page number is as strict as the
     size (:func:`whole_number`: a ``validation_error`` on ``page_argument``); a page past
-    the end is not_found."""
+    the end is not_found. ``narrow`` (a face's own search or ordering) takes the filtered
+    objects before they are paged: it may narrow or reorder them, never widen."""
     per_page = page_size(resource, size, argument=size_argument)
     number = 1 if page is None else whole_number(page, argument=page_argument)
-    paginator = Paginator(filtered(resource, user, filters, request=request), per_page)
+    objects = filtered(resource, user, filters, request=request)
+    if narrow is not None:
+        objects = narrow(objects)
+    paginator = Paginator(objects, per_page)
     try:
         current = paginator.page(number)
     except (EmptyPage, PageNotAnInteger):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.urls import NoReverseMatch, ResolverMatch, reverse
+from django.urls import NoReverseMatch, Resolver404, ResolverMatch, resolve, reverse
 
 if TYPE_CHECKING:
     from affordances.operations import Operation
@@ -81,6 +81,18 @@ def path_or_none(route: str, **kwargs: Any) -> str | None:
 
 def list_path(resource: Resource) -> str | None:
     return path_or_none(name(resource.basename, "list"))
+
+
+def list_view(resource: Resource) -> Any:
+    """The view class serving ``resource``'s collection, or None (not routed)."""
+    path = list_path(resource)
+    if path is None:
+        return None
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return None
+    return getattr(match.func, "cls", None)
 
 
 def detail_path(resource: Resource, pk: Any) -> str | None:

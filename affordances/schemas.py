@@ -36,6 +36,7 @@ __all__ = [
     "SchemaError",
     "SchemaValidator",
     "add_text_rules",
+    "argument_fields",
     "decimal_pattern",
     "decimal_schema",
     "filter_query",
@@ -43,6 +44,7 @@ __all__ = [
     "from_openapi",
     "key_schema",
     "nullable",
+    "related_schema",
     "serializer_schema",
     "text_rules",
 ]
@@ -72,7 +74,12 @@ def serializer_schema(
         for name, field in instance.fields.items():
             if name not in schema.get("properties", {}):
                 continue
-            if isinstance(field, serializers.DecimalField):
+            related = related_schema(field)
+            if related is not None:
+                mapped = schema["properties"][name]
+                notes = {key: mapped[key] for key in _ANNOTATIONS if key in mapped}
+                schema["properties"][name] = {**notes, **related}
+            elif isinstance(field, serializers.DecimalField):
                 schema["properties"][name] = decimal_schema(field, schema["properties"][name])
             else:
                 add_text_rules(field, schema["properties"][name])
@@ -92,6 +99,16 @@ _NO_NUL = r"^[^\u0000]*$"
 # an ECMAScript client's) matches in linear time. ``^[^\0]*[^\s\0][^\0]*$``, which
 # means the same, is quadratic: both repeats can take every letter.
 _NOT_BLANK = rf"^[{_WHITESPACE}]*[^{_WHITESPACE}\u0000][^\u0000]*$"
+
+
+def argument_fields(serializer: serializers.Serializer[Any]) -> dict[str, Any]:
+    """The fields a caller sends: not a ``HiddenField`` (its default fills it, such as
+    ``CurrentUserDefault``) nor a read-only one, both of which DRF ignores in input."""
+    return {
+        name: field
+        for name, field in serializer.fields.items()
+        if not field.read_only and not isinstance(field, serializers.HiddenField)
+    }
 
 
 def text_rules(field: serializers.Field[Any, Any, Any, Any]) -> dict[str, Any]:
@@ -244,7 +261,41 @@ def key_schema(model: type[models.Model]) -> dict[str, Any]:
     """The JSON Schema of a model's primary key as an argument: an integer from 1, a
     UUID, or text no longer than the key field (a key that is itself a relation: the
     key it points to)."""
-    field: Any = model._meta.pk
+    return _lookup_schema(model._meta.pk)
+
+
+def related_schema(field: serializers.Field[Any, Any, Any, Any]) -> dict[str, Any] | None:
+    """The JSON Schema of a related field of an input serializer, or None if ``field``
+    is none: a ``PrimaryKeyRelatedField`` takes the related model's key
+    (:func:`key_schema`), a ``SlugRelatedField`` its slug field's value, ``many=True``
+    an array of them; ``allow_null`` adds ``null``."""
+    many = isinstance(field, serializers.ManyRelatedField)
+    related: Any = field.child_relation if many else field  # type: ignore[attr-defined]
+    queryset = getattr(related, "queryset", None)
+    if not isinstance(related, serializers.RelatedField) or not isinstance(
+        queryset, models.QuerySet
+    ):
+        return None
+    if isinstance(related, serializers.SlugRelatedField):
+        try:
+            lookup = queryset.model._meta.get_field(related.slug_field)
+        except FieldDoesNotExist:
+            return None
+        one = _lookup_schema(lookup)
+    elif isinstance(related, serializers.PrimaryKeyRelatedField):
+        one = key_schema(queryset.model)
+    else:
+        return None
+    if many:
+        items: dict[str, Any] = {"type": "array", "items": one}
+        if not field.allow_empty:  # type: ignore[attr-defined]
+            items["minItems"] = 1
+        return nullable(items) if field.allow_null else items
+    return nullable(one) if related.allow_null else one
+
+
+def _lookup_schema(field: Any) -> dict[str, Any]:
+    """A model field's value as an argument naming a row: a key or a slug."""
     while field is not None and field.is_relation:
         field = field.target_field
     if isinstance(field, models.AutoField | models.IntegerField):
@@ -307,13 +358,33 @@ def filter_schema(filter_: Any, model: type[models.Model] | None = None) -> dict
         return {"type": "boolean"}
     # Django's DecimalField and FloatField are IntegerFields: asked first.
     if issubclass(field_class, forms.DecimalField | forms.FloatField):
-        return {"type": "number"}
+        # A NumberFilter over an integer column (a key, a count) takes integers only:
+        # Django would read 1.5 there as 1.
+        return {"type": "integer" if _filters_integers(filter_, model) else "number"}
     if issubclass(field_class, forms.IntegerField):
         return {"type": "integer"}
     for form_field, string_format in _STRING_FORMATS:
         if issubclass(field_class, form_field):
             return {"type": "string", "format": string_format}
     return {"type": "string"}
+
+
+def _filters_integers(filter_: Any, model: type[models.Model] | None) -> bool:
+    """Whether the model field a filter compares with holds integers (a relation: the
+    key it points to), following ``field_name``'s ``__`` path."""
+    current: Any = model
+    field: Any = None
+    for part in str(getattr(filter_, "field_name", "") or "").split("__"):
+        if current is None:
+            return False
+        try:
+            field = current._meta.get_field(part)
+        except FieldDoesNotExist:
+            return False
+        current = field.related_model if field.is_relation else None
+    while field is not None and field.is_relation:
+        field = field.target_field
+    return isinstance(field, models.AutoField | models.IntegerField)
 
 
 # DateTimeField before DateField: neither is the other's subclass, but order is kept clear.

@@ -76,6 +76,10 @@ INSTALLED_APPS = [
     # Used refresh tokens are refused (SIMPLE_JWT below); its tables grow with every
     # login and refresh: run `manage.py flushexpiredtokens` daily.
     "rest_framework_simplejwt.token_blacklist",
+    # The MCP endpoints' OAuth 2.1 authorization server (affordances.mcp.oauth): an MCP
+    # host given the URL alone registers, sends its user to log in and consent, and gets
+    # a token bound to the endpoint. `manage.py cleartokens` removes expired tokens.
+    "oauth2_provider",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -213,6 +217,54 @@ SIMPLE_JWT = {
     "BLACKLIST_AFTER_ROTATION": True,
 }
 
+# django-oauth-toolkit as the MCP endpoints' authorization server (docs/howto/mcp-hosts.md).
+OAUTH2_PROVIDER = {
+    # AFFORDANCES["MCP_READ_SCOPE"] and ["MCP_WRITE_SCOPE"]; a client asking for no scope
+    # may read, and asks for writing when a tool call needs it (MCP step-up).
+    "SCOPES": {
+        "mcp:read": "Read what you may read (list, get)",
+        "mcp:write": "Run the operations you may run (transitions, creates)",
+    },
+    "DEFAULT_SCOPES": ["mcp:read"],
+    # The authorization code grant with PKCE, S256 only (RFC 9700 §2.1.1).
+    "PKCE_REQUIRED": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    # Public clients (PKCE, no secret) as most MCP hosts are, and confidential ones.
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": [
+        "none",
+        "client_secret_basic",
+        "client_secret_post",
+    ],
+    # Tokens in the Authorization header only, hashed at rest; RFC 9207 `iss` in every
+    # authorization response.
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    # Each refresh answers a new refresh token; reusing an old one revokes its family.
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": 3600,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": 30 * 24 * 3600,
+    # RFC 7591: MCP hosts register themselves (affordances.mcp.oauth.RegistrationView
+    # takes the authorization code grant only).
+    "DCR_ENABLED": True,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    # RFC 9700 §2.1: https redirect URIs. Desktop hosts receive the answer on
+    # http://127.0.0.1 (RFC 8252 §7.3): allowed while DEBUG is on, or with
+    # OAUTH_LOOPBACK_REDIRECTS=1 (`check --deploy` then says so: oauth2_provider.W008);
+    # the registration endpoint refuses every other http one.
+    "ALLOWED_REDIRECT_URI_SCHEMES": (
+        ["http", "https"] if env_bool("OAUTH_LOOPBACK_REDIRECTS", DEBUG) else ["https"]
+    ),
+}
+# Where the consent page sends a visitor who is not logged in: DRF's login page (any
+# user; the admin's takes staff only), rate-limited like the others (config.throttling).
+LOGIN_URL = "rest_framework:login"
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "django-affordances demo API",
     "DESCRIPTION": "Stable verbs, dynamic affordances: orders with their operations.",
@@ -236,6 +288,14 @@ AFFORDANCES = {
     "NAMESPACE": "example",
     # gunicorn's timeout (config/gunicorn.py): how long a run can possibly last.
     "REQUEST_TIMEOUT": int(os.environ.get("GUNICORN_TIMEOUT") or "30"),
+    # OAuth 2.1 (docs/howto/mcp-hosts.md#oauth): the MCP endpoints name the authorization
+    # server at /o in their RFC 9728 metadata and challenges, and take its tokens (bound to
+    # the endpoint, RFC 8707) as well as simplejwt's from /api/token/.
+    "MCP_AUTHORIZATION_SERVERS": ["/o"],
+    "MCP_AUTHENTICATION_CLASSES": [
+        "affordances.mcp.oauth.OAuth2Authentication",
+        "config.authentication.JWTAuthentication",
+    ],
     "MODELS": {
         "orders.Order": {
             "SERIALIZER": "orders.serializers.OrderSerializer",

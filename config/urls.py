@@ -4,7 +4,8 @@ from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from affordances.mcp import COMPACT, FORMS, HYBRID, STATIC, McpView
+from affordances.mcp import COMPACT, FORMS, HYBRID, STATIC, McpView, protected_resource_urls
+from affordances.mcp.oauth import authorization_server_urls
 from affordances.rest import ResourceRouter, SchemaView
 from config.docs import SwaggerView
 from config.throttling import (
@@ -40,6 +41,10 @@ urlpatterns = [
     path("mcp/static", McpView.as_view(profile=STATIC), name="mcp-static"),
     path("mcp/compact", McpView.as_view(profile=COMPACT), name="mcp-compact"),
     path("mcp/forms", McpView.as_view(profile=FORMS), name="mcp-forms"),
+    # OAuth 2.1 for the MCP endpoints: RFC 9728 metadata for each (and the origin), and
+    # django-oauth-toolkit under /o/ (authorize, token, register, RFC 8414 metadata).
+    *protected_resource_urls(),
+    *authorization_server_urls(),
 ]
 
 # Unmatched API URLs (e.g. an id the router cannot parse) answer a problem document.

@@ -4,6 +4,8 @@ and the test models of ``tests/generic``), with the demo unimportable under ``ma
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from affordances.catalog import reset_catalog
@@ -21,3 +23,11 @@ def _fresh_cache() -> None:
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture(scope="session")
+def adoption_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this tree, built once per session for the adoption tests."""
+    from tests.adoption_support import session_wheel
+
+    return session_wheel(tmp_path_factory)

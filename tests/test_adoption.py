@@ -7,38 +7,37 @@ code blocks of the tutorial, ``docs/tutorial.md`` (each names its file), so the
 tutorial cannot drift from what works. Then every face is driven over HTTP against
 ``runserver`` on 127.0.0.1: checks, the catalog, REST, HAL-FORMS, MCP with the official
 SDK client, the admin. On PostgreSQL (``DATABASE_URL``) the project gets a database of
-its own.
+its own. What this test shares with ``tests/test_adoption_existing.py`` (the wheel,
+built once per session; the virtualenv, the project, its database and its server) is
+``tests/adoption_support.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import secrets
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import textwrap
-import time
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx2
 import pytest
 from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.adoption_support import (
+    ROOT,
+    Project,
+    adopted,
+    driver_packages,
+    installed,
+    run,
+    wanted,
+)
+
 TUTORIAL = ROOT / "docs" / "tutorial.md"
-FILE_MARK = re.compile(r"^# (?P<path>[\w/]+\.py)(?P<append> \(append\))?$")
 # The demo's and the tools' dependencies: none may come with the library.
 NOT_REQUIRED = {
     "gunicorn",
@@ -54,58 +53,7 @@ NOT_REQUIRED = {
 }
 PASSWORD = "adoption-password"
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("ADOPTION_TEST") == "0", reason="ADOPTION_TEST=0 switches it off"
-)
-
-
-def tutorial_files() -> dict[str, tuple[str, bool]]:
-    """path → (code, append?) for every file block of the tutorial."""
-    section = TUTORIAL.read_text()
-    files: dict[str, tuple[str, bool]] = {}
-    for block in re.findall(r"^( *)```python\n(.*?)^\1```", section, re.M | re.S):
-        code = textwrap.dedent(block[1])
-        first, _, rest = code.partition("\n")
-        mark = FILE_MARK.match(first)
-        if mark:
-            files[mark["path"]] = (rest, bool(mark["append"]))
-    return files
-
-
-def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> str:
-    result = subprocess.run(
-        [str(a) for a in args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 0, f"{args}\n{result.stdout}\n{result.stderr}"
-    return result.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@dataclass
-class Project:
-    path: Path
-    python: Path
-    env: dict[str, str]
-    url: str
-    ids: dict[str, int]
-    wheel: Path
-
-    def manage(self, *args: str) -> str:
-        return run(self.python, "manage.py", *args, cwd=self.path, env=self.env)
-
-    def shell(self, code: str) -> Any:
-        return json.loads(self.manage("shell", "-c", code).strip().splitlines()[-1])
+pytestmark = wanted
 
 
 SEED = """
@@ -140,110 +88,18 @@ print(json.dumps(ids))
 """
 
 
-def _database(tmp: Path) -> tuple[str, Any]:
-    """The project's DATABASES (appended to its settings) and how to drop it."""
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith("postgres"):
-        return "", None
-    import psycopg
-
-    parts = urlsplit(url)
-    name = f"adoption_{secrets.token_hex(4)}"
-    admin = psycopg.connect(url, autocommit=True)
-    admin.execute(f'CREATE DATABASE "{name}"')
-    databases = {
-        "default": {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": name,
-            "USER": parts.username or "",
-            "PASSWORD": parts.password or "",
-            "HOST": parts.hostname or "",
-            "PORT": str(parts.port or ""),
-        }
-    }
-
-    def drop() -> None:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
-
-    return f"\nDATABASES = {databases!r}\n", drop
-
-
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
-    tmp = tmp_path_factory.mktemp("adoption")
-    # From a copy of what the wheel is made of: a build/ left in the tree by an earlier
-    # build would otherwise slip stale files into this one.
-    source = tmp / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(ROOT / name, source / name)
-    shutil.copytree(
-        ROOT / "affordances", source / "affordances", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    dist = tmp / "dist"
-    run(sys.executable, "-m", "build", "--wheel", "--outdir", dist, source, cwd=tmp)
-    (wheel,) = dist.glob("django_affordances-*.whl")
-
-    venv = tmp / "venv"
-    run(sys.executable, "-m", "venv", venv, cwd=tmp)
-    python = venv / "bin" / "python"
-    extras = [f"{wheel}[jwt]"]
-    databases, drop = _database(tmp)
-    if databases:
-        extras.append("psycopg[binary]>=3.1,<4")
-    run(python, "-m", "pip", "install", "--quiet", *extras, cwd=tmp)
-
-    path = tmp / "project"
-    path.mkdir()
-    env = {
-        "PATH": f"{venv / 'bin'}:{os.environ.get('PATH', '')}",
-        "HOME": str(tmp),
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    run(venv / "bin" / "django-admin", "startproject", "desk", ".", cwd=path, env=env)
-    run(python, "manage.py", "startapp", "helpdesk", cwd=path, env=env)
-    for name, (code, append) in tutorial_files().items():
-        target = path / name
-        if append:
-            target.write_text(target.read_text() + "\n" + code)
-        else:
-            target.write_text(code)
-    if databases:
-        settings = path / "desk" / "settings.py"
-        settings.write_text(settings.read_text() + databases)
-
-    port = free_port()
-    server = None
-    try:
-        made = Project(path, python, env, f"http://127.0.0.1:{port}", {}, wheel)
-        made.manage("makemigrations", "helpdesk")
-        made.manage("migrate", "--noinput")
-        made.ids = made.shell(SEED.format(pw=PASSWORD))
-        server = subprocess.Popen(
-            [python, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-            cwd=path,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx2.get(f"{made.url}/api/", timeout=2)
-                break
-            except httpx2.TransportError:
-                assert server.poll() is None, "runserver exited"
-                assert time.monotonic() < deadline, "runserver did not answer in 60 s"
-                time.sleep(0.3)
+def project(adoption_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    with adopted(
+        tmp_path_factory.mktemp("adoption"),
+        wheel=adoption_wheel,
+        requirements=[f"{adoption_wheel}[jwt]"],
+        page=TUTORIAL,
+        package="desk",
+        apps=["helpdesk"],
+        seed=SEED.format(pw=PASSWORD),
+    ) as made:
         yield made
-    finally:
-        if server is not None:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(10)
-        if drop is not None:
-            drop()
 
 
 # --- the wheel ------------------------------------------------------------------------
@@ -275,16 +131,8 @@ def test_the_wheel_is_the_library_alone(project: Project) -> None:
         "orjson",
     }
     assert not required & NOT_REQUIRED
-    listed = json.loads(
-        run(project.python, "-m", "pip", "list", "--format", "json", cwd=project.path)
-    )
-    installed = {p["name"].lower() for p in listed} - {"pip", "setuptools"}
-    extra = (
-        {"psycopg", "psycopg-binary"}
-        if os.environ.get("DATABASE_URL", "").startswith("postgres")
-        else set()
-    )
-    assert len(installed - extra) <= 22, sorted(installed)
+    packages = installed(project) - driver_packages()
+    assert len(packages) <= 22, sorted(packages)
 
 
 def test_nothing_of_this_repository_is_importable_there(project: Project) -> None:

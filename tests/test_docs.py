@@ -7,7 +7,8 @@ cannot: the reference lists every setting, check, problem code, command and publ
 every ``docs/….md#anchor`` the code cites exists; no citation of the old external
 specification by section number is left; the README stays short and its links resolve; every
 code block of the tutorial and the how-to guides is either run by a test (the
-tutorial's, by ``tests/test_adoption.py``) or titled an excerpt.
+tutorial's by ``tests/test_adoption.py``, "Adopt it in an existing project"'s by
+``tests/test_adoption_existing.py``) or titled an excerpt.
 """
 
 from __future__ import annotations
@@ -204,18 +205,38 @@ def test_every_public_name_is_in_the_python_reference(package):
 # --- code blocks ----------------------------------------------------------------------
 
 
-def test_the_tutorial_is_whole_files_the_adoption_test_writes():
-    blocks = FENCE.findall((DOCS / "tutorial.md").read_text())
+# The pages an adoption test builds a project from (tests/test_adoption*.py), and files
+# each must write.
+ADOPTED = {
+    "tutorial.md": {"desk/settings.py", "desk/urls.py", "helpdesk/models.py"},
+    "howto/existing-project.md": {
+        "library/settings.py",
+        "library/urls.py",
+        "members/models.py",
+        "loans/models.py",
+        "loans/inputs.py",
+        "loans/filters.py",
+    },
+}
+
+
+@pytest.mark.parametrize("page", sorted(ADOPTED))
+def test_the_adopted_pages_are_whole_files_the_adoption_tests_write(page):
+    blocks = FENCE.findall((DOCS / page).read_text())
     files = set()
     for _, language, info, code in blocks:
         first = code.lstrip().partition("\n")[0]
         mark = FILE_MARK.match(first)
         assert language == "python" and not info.strip() and mark, (language, info, first)
         files.add(mark["path"])
-    assert {"desk/settings.py", "desk/urls.py", "helpdesk/models.py"} <= files
+    assert ADOPTED[page] <= files
 
 
-@pytest.mark.parametrize("page", sorted((DOCS / "howto").glob("*.md")), ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "page",
+    sorted(p for p in (DOCS / "howto").glob("*.md") if str(p.relative_to(DOCS)) not in ADOPTED),
+    ids=lambda p: p.stem,
+)
 def test_each_how_to_code_block_is_titled_an_excerpt(page):
     for _, language, info, code in FENCE.findall(page.read_text()):
         assert 'title="excerpt' in info, f"{page.name}: ```{language}{info}\n{code[:80]}"

@@ -34,7 +34,7 @@ EXPECTED = {
     "fine_above": {"type": "number"},
     "renewed": {"type": "boolean"},
     "kind": {"type": "string", "enum": ["short", "long"]},
-    "book_id": {"type": "number"},
+    "book_id": {"type": "integer"},  # a NumberFilter over an integer key
 }
 
 

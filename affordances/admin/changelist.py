@@ -52,6 +52,7 @@ def run_in_admin(
         arguments=arguments,
         via=Interface.ADMIN,
         represent=admin_represent,
+        request=request,
     )
     return reads.find(operation.resource, request.user, obj.pk)
 

@@ -354,6 +354,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
                     arguments=arguments,
                     via=Interface.ADMIN,
                     represent=admin_represent,
+                    request=request,
                 )
             except Problem as problem:
                 _show_problem(form, problem)

@@ -10,7 +10,17 @@ No business rule lives in this package. Import what a URLconf needs from here::
 
 from __future__ import annotations
 
+from affordances.mcp.authorization import protected_resource_urls
 from affordances.mcp.profiles import COMPACT, FORMS, HYBRID, PROFILES, STATIC, Profile
 from affordances.mcp.views import McpView
 
-__all__ = ["COMPACT", "FORMS", "HYBRID", "PROFILES", "STATIC", "McpView", "Profile"]
+__all__ = [
+    "COMPACT",
+    "FORMS",
+    "HYBRID",
+    "PROFILES",
+    "STATIC",
+    "McpView",
+    "Profile",
+    "protected_resource_urls",
+]

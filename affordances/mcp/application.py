@@ -12,7 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
 from affordances import memo, registry
-from affordances.mcp import resources
+from affordances.mcp import authorization, resources
 from affordances.mcp.context import Context
 from affordances.mcp.forms import FormsTools
 from affordances.mcp.profiles import Profile, ToolSetKind
@@ -69,6 +69,15 @@ def _tool_set(profile: Profile) -> ToolSet:
     return FormsTools() if profile.tools is ToolSetKind.FORMS else CatalogTools()
 
 
+def _read_only(tools: ToolSet, ctx: Context, name: str) -> bool:
+    """Whether the caller's tool ``name`` says it is read-only (its ``readOnlyHint``); a
+    name that is none of the caller's tools is left to ``call_tool`` to refuse."""
+    for tool in tools.list_tools(ctx):
+        if tool.get("name") == name:
+            return bool((tool.get("annotations") or {}).get("readOnlyHint"))
+    return True
+
+
 # Keyed by the profiles the URLconf mounts (a handful, from code): one small object each,
 # forgotten with everything else derived from settings (affordances.registry).
 @cache
@@ -94,6 +103,8 @@ def server_for(profile: Profile) -> Server:
             arguments = {}
         if not isinstance(arguments, dict):
             raise JsonRpcError(INVALID_PARAMS, 'Invalid params: "arguments" must be an object.')
+        # A token's scopes narrow: a tool that is not read-only needs the write scope.
+        authorization.check_tool(ctx.request, lambda: _read_only(tools, ctx, name))
         meta = params.get("_meta")
         return tools.call_tool(ctx, name, arguments, meta if isinstance(meta, dict) else {})
 

@@ -42,21 +42,31 @@ def _page(ctx: Context, resource: Resource, arguments: dict[str, Any]) -> dict[s
         size_argument="pageSize",
         request=ctx.request,
     )
-    # next/previous are the REST collection's own links, so both faces page alike.
+    # next/previous are the REST collection's own links, so both faces page alike: in
+    # the collection's own paging (a DRF paginator's, if it has one).
     query = filter_query(filters)
-    if "pageSize" in arguments:
-        query["page_size"] = page.size
+    sized = "pageSize" in arguments
     return {
         "count": page.count,
-        "next": _link(ctx, resource, query, page.number + 1) if page.has_next else None,
-        "previous": _link(ctx, resource, query, page.number - 1) if page.has_previous else None,
+        "next": _link(ctx, resource, query, page.number + 1, page.size, sized)
+        if page.has_next
+        else None,
+        "previous": _link(ctx, resource, query, page.number - 1, page.size, sized)
+        if page.has_previous
+        else None,
         "results": ctx.represent_many(resource, page.objects),
     }
 
 
-def _link(ctx: Context, resource: Resource, query: dict[str, Any], number: int) -> str | None:
+def _link(
+    ctx: Context, resource: Resource, query: dict[str, Any], number: int, size: int, sized: bool
+) -> str | None:
     path = routes.list_path(resource)
-    if path is None:
+    ask = getattr(routes.list_view(resource), "page_query", None)
+    if path is None or ask is None:
         return None
-    query = {**query, "page": number} if number > 1 else query
+    paging = ask(number, size, sized=sized)
+    if paging is None:
+        return None  # the collection pages by cursor: no link says this page
+    query = {**query, **paging}
     return ctx.absolute(path) + (f"?{urlencode(query, doseq=True)}" if query else "")

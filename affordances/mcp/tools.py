@@ -141,6 +141,7 @@ class CatalogTools:
                     via=Interface.MCP,
                     represent=ctx.represent_full,
                     idempotency_key=key,
+                    request=ctx.request,
                 )
             elif operation.is_create:
                 # A create operation (docs/protocol.md#execution): same path, no object, no state.
@@ -151,6 +152,7 @@ class CatalogTools:
                     via=Interface.MCP,
                     represent=ctx.represent_full,
                     idempotency_key=key,
+                    request=ctx.request,
                 )
             else:
                 return tool_result(ctx, operation, reads.read(ctx, operation, arguments))

@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 
 from affordances.conf import settings
+from affordances.mcp import authorization
 from affordances.mcp.application import server_for
 from affordances.mcp.profiles import HYBRID, Profile
 from affordances.mcp.transport.http import MAX_REQUEST_BYTES, NotAuthenticated, StreamableHttpView
@@ -51,18 +52,28 @@ class McpView(StreamableHttpView):
 
     profile: Profile = HYBRID
 
+    # An OAuth protected resource: affordances.mcp.authorization describes it (RFC 9728).
+    oauth_protected_resource = True
+
     def server(self) -> Server:
         return server_for(self.profile)
 
     def allowed_origins(self) -> Iterable[str]:
         return settings.MCP_ALLOWED_ORIGINS
 
-    def challenge(self, request: HttpRequest) -> str:
+    def _class_challenge(self, request: HttpRequest) -> str:
         # As DRF does: the first authentication class's challenge (simplejwt's
         # 'Bearer realm="api"', TokenAuthentication's 'Token'), else the transport's own.
         classes = authentication_classes()
         header = classes[0]().authenticate_header(Request(request)) if classes else None
         return header or super().challenge(request)
+
+    def challenge(self, request: HttpRequest) -> str:
+        # With OAuth configured, a bearer challenge naming the RFC 9728 metadata.
+        return authorization.challenge(request, self._class_challenge(request))
+
+    def scope_challenge(self, request: HttpRequest, scope: str) -> str:
+        return authorization.scope_challenge(request, self._class_challenge(request), scope)
 
     def authenticate(self, request: HttpRequest) -> tuple[Any, Any] | None:
         # A DRF request around the POST: the credentials are read from it, and
@@ -75,5 +86,16 @@ class McpView(StreamableHttpView):
             # user id included): one answer for all of them.
             raise NotAuthenticated from None
         if not getattr(user, "is_authenticated", False):
+            if _presents_bearer_token(request):
+                # A bearer token no class accepted is an invalid one (RFC 6750 §3.1), also
+                # when a class (django-oauth-toolkit's) passes on it rather than failing.
+                raise NotAuthenticated
             return None
+        # Issued for this endpoint, with the scope to use it (once OAuth is configured).
+        authorization.check_token(request, drf_request.auth)
         return user, drf_request
+
+
+def _presents_bearer_token(request: HttpRequest) -> bool:
+    scheme, _, token = request.headers.get("Authorization", "").strip().partition(" ")
+    return scheme.lower() == "bearer" and bool(token.strip())

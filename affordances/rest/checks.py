@@ -6,10 +6,15 @@ from typing import Any
 
 from django.apps import apps
 from django.core import checks
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
+from django.urls import Resolver404, resolve
+from rest_framework.pagination import CursorPagination
 from rest_framework.settings import api_settings
 
 from affordances import routes
 from affordances.catalog import get_catalog
+from affordances.rest import paging
 from affordances.rest.renderers import HalFormsRenderer, HalRenderer
 
 __all__ = ["check_rest_face"]
@@ -21,7 +26,12 @@ def check_rest_face(app_configs: Any = None, **kwargs: Any) -> list[checks.Check
         catalog = get_catalog()
     except Exception:  # the core's checks report a catalog that cannot be built
         return []
-    messages = [*_check_routes(catalog), *_check_renderers(), *_check_schema_class()]
+    messages = [
+        *_check_routes(catalog),
+        *_check_renderers(),
+        *_check_schema_class(),
+        *_check_lists(catalog),
+    ]
     return messages
 
 
@@ -103,3 +113,124 @@ def _check_schema_class() -> list[checks.CheckMessage]:
             id="affordances.W006",
         )
     ]
+
+
+def _list_view(resource: Any) -> Any:
+    """The view class serving the resource's list route, or None (W004's case)."""
+    path = routes.path_or_none(routes.name(resource.basename, "list"))
+    if path is None:
+        return None
+    try:
+        func = resolve(path).func
+    except Resolver404:
+        return None
+    return getattr(func, "cls", None)
+
+
+def _check_lists(catalog: Any) -> list[checks.CheckMessage]:
+    """W009, W010, W011: DRF paging and filter settings a resource's REST list cannot
+    honour as they read (affordances.rest.paging)."""
+    messages: list[checks.CheckMessage] = []
+    for resource in catalog.resources:
+        view = _list_view(resource)
+        if view is None:
+            continue
+        where = f"The REST list of {resource.options.label} ({view.__name__})"
+        pagination_class = getattr(view, "pagination_class", None)
+        if pagination_class is not None and not paging.is_driven(pagination_class):
+            messages.append(
+                checks.Warning(
+                    f"{where} has the pagination_class {pagination_class!r}, which is not "
+                    "a DRF pagination class: the list answers the app's own page "
+                    "(page, page_size) instead.",
+                    hint="Use a subclass of rest_framework.pagination.BasePagination "
+                    "(PageNumberPagination, LimitOffsetPagination, CursorPagination).",
+                    id="affordances.W009",
+                )
+            )
+        elif isinstance(pagination_class, type) and issubclass(pagination_class, CursorPagination):
+            messages.extend(_check_cursor(where, pagination_class, resource))
+        messages.extend(_check_backends(where, view))
+    return messages
+
+
+def _check_cursor(where: str, pagination_class: type, resource: Any) -> list[checks.CheckMessage]:
+    """W010: a cursor's position is the value of its ordering's first field: it must be
+    a unique field of the model itself, or pages skip and repeat objects."""
+    own = paging.own_cursor_ordering(pagination_class)
+    ordering: Any = getattr(pagination_class, "ordering", None) if own else resource.ordering
+    terms = (ordering,) if isinstance(ordering, str) else tuple(ordering or ())
+    first = terms[0].lstrip("-") if terms else ""
+    if _is_unique_field(resource.model, first):
+        return []
+    source = "its own ordering" if own else "the registration's ORDERING"
+    return [
+        checks.Warning(
+            f"{where} is paged by the cursor {pagination_class.__name__} over {source} "
+            f"{list(terms)!r}, whose first field {first!r} is not a unique field of "
+            f"{resource.model.__name__}: pages would skip or repeat objects sharing a value.",
+            hint="Start the ordering with a unique field of the model (the primary key, "
+            "a unique timestamp): ORDERING in the registration, or ordering on the class.",
+            id="affordances.W010",
+        )
+    ]
+
+
+def _is_unique_field(model: type[models.Model], name: str) -> bool:
+    if name == "pk":
+        return True
+    try:
+        field = model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return False  # a relation's lookup ("customer__name") or no field at all
+    if getattr(field, "unique", False):
+        return True
+    return any(
+        isinstance(constraint, models.UniqueConstraint)
+        and tuple(constraint.fields) == (name,)
+        and constraint.condition is None
+        for constraint in model._meta.constraints
+    )
+
+
+def _check_backends(where: str, view: Any) -> list[checks.CheckMessage]:
+    """W011: a filter backend the list does not apply, or a django-filter setting of the
+    view that the registration's FILTERSET stands in for; W012: regex search fields."""
+    messages: list[checks.CheckMessage] = []
+    regex = paging.regex_search_fields(getattr(view, "search_fields", None))
+    if regex:
+        messages.append(
+            checks.Warning(
+                f"{where} searches {', '.join(regex)} as regular expressions, which it "
+                "leaves out: a caller's term would reach the database as a pattern (a "
+                "database error when malformed, super-linear work when crafted).",
+                hint="Search those fields by words (no prefix), from the start (^) or exactly (=).",
+                id="affordances.W012",
+            )
+        )
+    for backend in getattr(view, "filter_backends", None) or ():
+        if backend in paging.applied_backends(view):
+            continue
+        if not paging.is_django_filter_backend(backend):
+            messages.append(
+                checks.Warning(
+                    f"{where} has the filter backend {backend!r}, which it does not apply: "
+                    "only SearchFilter and OrderingFilter (and their subclasses) narrow a "
+                    "resource's list, so every face lists the same objects.",
+                    hint="Narrow what a caller may see in the registration's QUERYSET and "
+                    "filter with its FILTERSET; drop the backend from filter_backends.",
+                    id="affordances.W011",
+                )
+            )
+        elif getattr(view, "filterset_class", None) or getattr(view, "filterset_fields", None):
+            messages.append(
+                checks.Warning(
+                    f"{where} sets filterset_class or filterset_fields, which it does not "
+                    "apply: the registration's FILTERSET is the list's one filter (on MCP "
+                    "too), so DjangoFilterBackend adds nothing to it.",
+                    hint="Name the FilterSet as FILTERSET in the model's AFFORDANCES "
+                    "registration and drop it from the view.",
+                    id="affordances.W011",
+                )
+            )
+    return messages

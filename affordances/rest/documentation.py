@@ -50,8 +50,12 @@ def _filter_parameters(resource: Resource) -> list[OpenApiParameter]:
     return parameters
 
 
-def list_parameters(resource: Resource) -> list[OpenApiParameter]:
-    """The list's query parameters: the page, its size and the registration's filters."""
+def list_parameters(resource: Resource, *, paged: bool = True) -> list[OpenApiParameter]:
+    """The list's query parameters: the page, its size and the registration's filters;
+    only the filters when a DRF paginator pages the list (``paged=False``: drf-spectacular
+    states that paginator's own parameters)."""
+    if not paged:
+        return _filter_parameters(resource)
     return [
         OpenApiParameter(
             PAGE_PARAM,

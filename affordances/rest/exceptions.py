@@ -42,25 +42,15 @@ from affordances.rest.openapi import AutoSchema
 from affordances.rest.parsers import PARSER_CLASSES, RequestTooLarge
 
 __all__ = [
-    "HiddenRoute",
     "ProblemResponsesMixin",
     "caller",
+    "is_plain",
     "not_found_response",
     "not_found_view",
     "problem_exception_handler",
     "unauthenticated",
     "unmatched_route_view",
 ]
-
-
-class HiddenRoute(Http404):
-    """A route of an operation the caller may not use.
-
-    Raised before DRF negotiates, checks methods or throttles, and answered past DRF's
-    exception handling (no ``Allow``, no ``Vary: Accept``) with exactly what a URL under
-    the app's views that matches no route answers: :func:`not_found_response`, byte for
-    byte, headers included, whatever the method, ``Accept``, ``format`` or ``DEBUG``.
-    """
 
 
 _DRF_CODES: list[tuple[type[Exception], ProblemCode]] = [
@@ -203,9 +193,39 @@ def caller(request: Any) -> Any:
         return own
 
 
+class _Answered(exceptions.APIException):
+    """A refusal whose bytes are ready (:func:`unauthenticated`, the hidden route's 404):
+    :meth:`ProblemResponsesMixin.handle_exception` returns them as they are."""
+
+    def __init__(self, response: HttpResponse) -> None:
+        super().__init__()
+        self.response = response
+
+
+# Marks a response answered past DRF's rendering: finalize_response adds no Allow,
+# Vary or caching headers to it, so it is the same bytes on every route.
+_PLAIN = "affordances_plain"
+
+
+def _plain(response: HttpResponse) -> HttpResponse:
+    setattr(response, _PLAIN, True)
+    return response
+
+
+def is_plain(response: HttpResponse) -> bool:
+    """Whether ``response`` is one of the app's fixed answers, to leave as it is."""
+    return bool(getattr(response, _PLAIN, False))
+
+
 class ProblemResponsesMixin:
     """An APIView of the app: its errors are problem documents without any project setting,
-    and a caller without valid credentials gets :func:`unauthenticated` first."""
+    and a caller without valid credentials gets :func:`unauthenticated` first.
+
+    Both through DRF's own hooks: :meth:`initial` (which DRF runs before content
+    negotiation, versioning, permissions, throttles and the method check) refuses, the
+    view's ``handle_exception`` answers the refusal's ready bytes, and
+    ``finalize_response`` leaves them as they are.
+    """
 
     affordances_problem_documents = True
     parser_classes: Sequence[type[BaseParser]] = PARSER_CLASSES
@@ -217,50 +237,49 @@ class ProblemResponsesMixin:
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return problem_exception_handler
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        refusal = self.refuse_unauthenticated(request, *args, **kwargs)
+    def initial(self, request: Any, *args: Any, **kwargs: Any) -> None:
+        refusal = self.credentials_refusal(request)
         if refusal is not None:
-            return refusal
-        try:
-            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc, no-any-return]
-        except HiddenRoute:
-            # The caller is authenticated (else refused above): what a made-up URL under
-            # the app's views answers them.
-            return _not_found()
+            raise _Answered(refusal)
+        # The caller is authenticated (or the view admits anonymous callers): a route
+        # it may not use answers what a made-up URL under the app's views does.
+        if self.is_hidden_route(request):
+            raise _Answered(_not_found())
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
 
-    def refuse_unauthenticated(
-        self, request: HttpRequest, *args: Any, **kwargs: Any
-    ) -> HttpResponse | None:
+    def is_hidden_route(self, request: Any) -> bool:
+        """Whether this route is one the caller may not know about (an operation's)."""
+        return False
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, _Answered):
+            return exc.response  # type: ignore[return-value]
+        return super().handle_exception(exc)  # type: ignore[misc, no-any-return]
+
+    def finalize_response(self, request: Any, response: Any, *args: Any, **kwargs: Any) -> Any:
+        if is_plain(response):
+            return response
+        return super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+
+    def credentials_refusal(self, request: Any) -> HttpResponse | None:
         """:func:`unauthenticated` when the view's permissions refuse this caller for want
-        of valid credentials; None to go on (the DRF request is kept for the view)."""
+        of valid credentials (``request`` is DRF's); None to go on."""
         view: Any = self
-        view.args, view.kwargs = args, kwargs
-        drf_request = view.initialize_request(request, *args, **kwargs)
-        view.request = drf_request
-        challenge = view.get_authenticate_header(drf_request)
+        challenge = view.get_authenticate_header(request)
         try:
-            user = caller(drf_request)
+            user = caller(request)
         except (exceptions.NotAuthenticated, exceptions.AuthenticationFailed) as exc:
-            return unauthenticated(exc, challenge)
+            return _plain(unauthenticated(exc, challenge))
         except exceptions.APIException:
             return None  # not about credentials: DRF answers it as usual
         if not getattr(user, "is_authenticated", False):
             try:
-                denied = not all(
-                    p.has_permission(drf_request, view) for p in view.get_permissions()
-                )
+                denied = not all(p.has_permission(request, view) for p in view.get_permissions())
             except exceptions.APIException:
                 denied = True
             if denied:
-                return unauthenticated(exceptions.NotAuthenticated(), challenge)
-        view._affordances_request = drf_request
+                return _plain(unauthenticated(exceptions.NotAuthenticated(), challenge))
         return None
-
-    def initialize_request(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
-        prepared = self.__dict__.pop("_affordances_request", None)
-        if prepared is not None and prepared._request is request:
-            return prepared  # authenticated once per request, not twice
-        return super().initialize_request(request, *args, **kwargs)  # type: ignore[misc]
 
 
 def _view_of(func: Any) -> Any:
@@ -293,12 +312,13 @@ def _refusal_above(func: Any, request: HttpRequest) -> HttpResponse | None:
     view: Any = cls(**getattr(func, "initkwargs", {}))
     view.action_map = {}  # a viewset: no action matches an unmatched URL
     view.format_kwarg = None
-    refused: HttpResponse | None = view.refuse_unauthenticated(request)
-    return refused
+    view.args, view.kwargs = (), {}
+    view.request = view.initialize_request(request)
+    return view.credentials_refusal(view.request)  # type: ignore[no-any-return]
 
 
 def _not_found() -> HttpResponse:
-    return _problem_response(Problem.not_found().as_dict(), 404)
+    return _plain(_problem_response(Problem.not_found().as_dict(), 404))
 
 
 def not_found_response(request: HttpRequest) -> HttpResponse | None:

@@ -35,6 +35,7 @@ from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Kind
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
 from affordances.protocol import PROTOCOL_VERSION, SCHEMA_NAMES
+from affordances.rest import paging
 from affordances.rest.documentation import list_parameters, page_serializer
 from affordances.rest.renderers import HAL_MEDIA_TYPE
 from affordances.schemas import add_text_rules, decimal_schema, from_openapi
@@ -131,9 +132,34 @@ class AutoSchema(SpectacularAutoSchema):
             return operation.input_serializer
         return super().get_request_serializer()
 
+    def _list_resource(self) -> Any:
+        """The registration of a resource view's list action; None for any other."""
+        resource = _resource_of(self.view)
+        return resource if resource is not None and self._action() == "list" else None
+
+    def _drf_paginator(self) -> Any:
+        resource = self._list_resource()
+        return None if resource is None else paging.paginator_for(self.view, resource)
+
+    def _get_paginator(self) -> Any:
+        # The paginator the list drives (none when its class is no DRF paginator): its
+        # parameters and its page's shape are what spectacular states.
+        if self._list_resource() is not None:
+            return self._drf_paginator()
+        return super()._get_paginator()  # type: ignore[no-untyped-call]
+
+    def get_filter_backends(self) -> list[Any]:
+        # The backends the list applies, not the ones it leaves alone (affordances.W011).
+        if self._list_resource() is not None:
+            return paging.applied_backends(self.view)
+        return list(super().get_filter_backends())
+
     def get_response_serializers(self) -> Any:
         resource = _resource_of(self.view)
         if resource is not None and self._action() == "list":
+            if self._drf_paginator() is not None and resource.serializer_class is not None:
+                # A list of the items: spectacular wraps it in the paginator's page.
+                return resource.serializer_class
             page = page_serializer(resource)
             return {200: page} if page is not None else super().get_response_serializers()
         operation = self._operation()
@@ -150,7 +176,7 @@ class AutoSchema(SpectacularAutoSchema):
         parameters: list[Any] = list(super().get_override_parameters())
         resource = _resource_of(self.view)
         if resource is not None and self._action() == "list":
-            parameters += list_parameters(resource)
+            parameters += list_parameters(resource, paged=self._drf_paginator() is None)
         return parameters
 
     def get_summary(self) -> str | None:

@@ -212,6 +212,8 @@ class _Document:
             "_links": links,
             "_embedded": {embedded_name: [self.item(item) for item in data.get("results", [])]},
         }
+        if "count" not in data:
+            del document["count"]  # a cursor's page: DRF counts nothing, nor does HAL
         if not self.forms:
             return document
         document["_templates"] = {}

@@ -17,7 +17,7 @@ from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.problems import Problem
 from affordances.protocol import SCHEMA_NAMES, protocol_schema, schema_text
-from affordances.rest.exceptions import ProblemResponsesMixin
+from affordances.rest.exceptions import ProblemResponsesMixin, is_plain
 from affordances.rest.memoized import MemoizedResponse
 from affordances.rest.renderers import JSONRenderer
 
@@ -33,7 +33,11 @@ __all__ = [
 
 
 def vary_private(response: Response) -> Response:
-    """The body depends on who asks: shared caches must not serve it to someone else."""
+    """The body depends on who asks: shared caches must not serve it to someone else.
+    The app's fixed answers (:func:`~affordances.rest.exceptions.is_plain`) stay as they
+    are, the same bytes on every route."""
+    if is_plain(response):
+        return response
     patch_vary_headers(response, ["Authorization", "Cookie"])
     patch_cache_control(response, private=True, no_cache=True)
     return response

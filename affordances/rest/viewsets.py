@@ -19,6 +19,7 @@ from django.forms.utils import pretty_name
 from django.http import Http404, QueryDict
 from rest_framework import exceptions, serializers, viewsets
 from rest_framework.metadata import BaseMetadata, SimpleMetadata
+from rest_framework.pagination import BasePagination
 from rest_framework.request import Request, clone_request
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
@@ -34,9 +35,9 @@ from affordances.models import interface_of
 from affordances.operations import Operation
 from affordances.problems import Problem
 from affordances.resources import Resource
-from affordances.rest import forms
+from affordances.rest import forms, paging
 from affordances.rest.documentation import PAGE_PARAM, PAGE_SIZE_PARAM
-from affordances.rest.exceptions import HiddenRoute, ProblemResponsesMixin, caller
+from affordances.rest.exceptions import ProblemResponsesMixin, caller
 from affordances.rest.serializers import affordance_shape
 from affordances.rest.views import vary_private
 
@@ -189,27 +190,69 @@ class ResourceMixin(ProblemResponsesMixin):
     def finalize_response(
         self, request: Request, response: Response, *args: Any, **kwargs: Any
     ) -> Response:
-        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        response = super().finalize_response(request, response, *args, **kwargs)
         return vary_private(response)
 
 
 class ListResourceMixin:
-    """``GET`` the collection: one page of what the caller may see (the one read path)."""
+    """``GET`` the collection: one page of what the caller may see (the one read path).
+
+    Paged by the view's DRF ``pagination_class`` when it has one, in that paginator's
+    shape; else the app's own page (``page``, ``page_size``), as MCP's list tools page.
+    The view's ``SearchFilter`` and ``OrderingFilter`` narrow and order what the
+    registration's ``FILTERSET`` left (:mod:`affordances.rest.paging`).
+    """
 
     model: type[models.Model]
+
+    @property
+    def paginator(self) -> BasePagination | None:
+        """DRF's paginator of this view (its ``pagination_class``), bounded by the
+        registration; None when there is none the list can drive."""
+        if "_paginator" not in self.__dict__:
+            self._paginator = paging.paginator_for(self, self.resource)  # type: ignore[attr-defined]
+        return self._paginator
+
+    @classmethod
+    def page_query(cls, number: int, size: int, *, sized: bool) -> dict[str, Any] | None:
+        """The query string's parameters that ask this list for page ``number`` of
+        ``size`` objects in the app's own paging (MCP's list tools link their pages here;
+        ``sized``: the size was asked for). None: its paginator cannot say it (a cursor)."""
+        paginator = paging.paginator_for(cls, get_catalog().registered(cls.model))
+        if paginator is not None:
+            return paging.page_query(paginator, number, size)
+        query: dict[str, Any] = {PAGE_SIZE_PARAM: size} if sized else {}
+        if number > 1:
+            query[PAGE_PARAM] = number
+        return query
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         resource: Resource = self.resource  # type: ignore[attr-defined]
         params = request.query_params
+        paginator = self.paginator
+        backends = paging.applied_backends(self)
+        not_filters = _NOT_FILTERS | paging.paging_parameters(paginator)
+        filters = {k: v for k, v in params.items() if k not in not_filters}
+
+        def narrow(queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
+            return paging.narrow(queryset, request, self, resource, backends)
+
+        if paginator is not None:
+            queryset = narrow(reads.filtered(resource, request.user, filters, request=request))
+            objects = paging.paginate(paginator, queryset, request, self)
+            if objects is not None:
+                data = self.get_serializer(objects, many=True).data  # type: ignore[attr-defined]
+                return paginator.get_paginated_response(data)
         page = reads.list_page(
             resource,
             request.user,
-            filters={k: v for k, v in params.items() if k not in _NOT_FILTERS},
+            filters=filters,
             page=params.get(PAGE_PARAM, 1),
             size=params.get(PAGE_SIZE_PARAM),
             page_argument=PAGE_PARAM,
             size_argument=PAGE_SIZE_PARAM,
             request=request,
+            narrow=narrow if backends else None,
         )
         serializer = self.get_serializer(page.objects, many=True)  # type: ignore[attr-defined]
         url = request.build_absolute_uri()
@@ -294,6 +337,7 @@ class CreateResourceMixin:
             via=interface_of(request.META),
             represent=self.represent,  # type: ignore[attr-defined]
             idempotency_key=request.headers.get("Idempotency-Key"),
+            request=request,
         )
         response = _answer(request, outcome)
         if outcome.body.get("url"):
@@ -369,20 +413,13 @@ class TransitionActionsMixin:
             return None
         return forms.offered_input(operation, instance, _caller(self.request))  # type: ignore[attr-defined]
 
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+    def is_hidden_route(self, request: Request) -> bool:
+        # Asked before content negotiation, permissions and throttles: none of their
+        # answers (406, 403, 429…) may tell a route the caller cannot use from a missing one.
         method_name, operation = self._route_operation()
-        # Before content negotiation, permissions and throttles: none of their answers
-        # (406, 403, 429…) may tell a route the caller cannot use from a missing one.
-        if method_name is not None and (
+        return method_name is not None and (
             operation is None or not operation.permits(_caller(request))
-        ):
-            raise HiddenRoute
-        super().initial(request, *args, **kwargs)  # type: ignore[misc]
-
-    def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, HiddenRoute):
-            raise exc  # no DRF rendering, Allow or Vary (ProblemResponsesMixin answers it)
-        return super().handle_exception(exc)  # type: ignore[misc, no-any-return]
+        )
 
     def get_extra_action_url_map(self) -> dict[str, str]:
         """The browsable API's "Extra Actions" menu: the view's own actions and, on an
@@ -417,6 +454,7 @@ class TransitionActionsMixin:
             represent=self.represent,  # type: ignore[attr-defined]
             expected_version=_if_match(request),
             idempotency_key=request.headers.get("Idempotency-Key"),
+            request=request,
         )
         return _answer(request, outcome)
 

@@ -57,6 +57,13 @@ def obtain(username: str = "support", password: str = DEMO_PASSWORD) -> dict[str
     return response.json()
 
 
+MCP_INVALID_TOKEN_CHALLENGE = (
+    'Bearer realm="api", '
+    'resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp", '
+    'scope="mcp:read mcp:write", error="invalid_token"'
+)
+
+
 def rest(access: str) -> Any:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {access}")
@@ -89,8 +96,9 @@ def assert_refused_everywhere(access: str) -> None:
     assert_problem(rest(access), INVALID_CREDENTIALS)
     answer = mcp(access)
     assert answer.status_code == 401, answer.content
-    # The challenge of the first authentication class, as on REST (issue 36, finding 9).
-    assert answer["WWW-Authenticate"] == 'Bearer realm="api", error="invalid_token"'
+    # The challenge of the first authentication class, as on REST (issue 36, finding 9),
+    # pointing at the endpoint's OAuth metadata (issue 39).
+    assert answer["WWW-Authenticate"] == MCP_INVALID_TOKEN_CHALLENGE
     assert answer.json() == MCP_UNAUTHORIZED
 
 
@@ -312,6 +320,7 @@ def test_claims_refused_before_stay_refused(demo: Demo, case: tuple[str, object]
 def test_the_forging_helper_signs_tokens_the_project_accepts(demo: Demo) -> None:
     # Otherwise every 401 above could be the signature's.
     user = demo.users["support"]
-    fine = forge(AccessToken.for_user(user), "scope", "anything")
+    # A claim of no meaning here ("scope" would narrow the token on MCP: issue 39).
+    fine = forge(AccessToken.for_user(user), "note", "anything")
     assert_accepted_everywhere(fine)
-    assert refresh(forge(RefreshToken.for_user(user), "scope", "anything")).status_code == 200
+    assert refresh(forge(RefreshToken.for_user(user), "note", "anything")).status_code == 200

@@ -267,8 +267,13 @@ def test_mcp_answers_one_401_for_deleted_inactive_and_malformed_tokens(demo: Dem
         )
         assert response.status_code == 401, case
         assert response["Content-Type"] == "application/json", case
-        # The challenge of the first authentication class, as on REST (issue 36, finding 9).
-        assert response["WWW-Authenticate"] == 'Bearer realm="api", error="invalid_token"', case
+        # The challenge of the first authentication class, as on REST (issue 36, finding 9),
+        # pointing at the endpoint's OAuth metadata (issue 39).
+        assert response["WWW-Authenticate"] == (
+            'Bearer realm="api", '
+            'resource_metadata="http://testserver/.well-known/oauth-protected-resource/mcp", '
+            'scope="mcp:read mcp:write", error="invalid_token"'
+        ), case
         answers[case] = response.json()
 
     assert answers["deleted"] == {
@@ -611,29 +616,39 @@ def redis_db() -> Iterator[str]:
         client.close()
 
 
-def wrong_passwords(server: Gunicorn, count: int) -> list[Answer]:
+def wrong_passwords(servers: list[Gunicorn], count: int) -> list[Answer]:
+    """``count`` failed logins, sent in turn to each server."""
     body = json.dumps(WRONG).encode()
     return [
-        server.request("POST", "/api/token/", body, {"Content-Type": "application/json"})
-        for _ in range(count)
+        servers[index % len(servers)].request(
+            "POST", "/api/token/", body, {"Content-Type": "application/json"}
+        )
+        for index in range(count)
     ]
 
 
-def test_with_redis_the_login_limit_holds_across_gunicorn_workers(
+def test_with_redis_the_login_limit_holds_across_gunicorn_processes(
     tmp_path: Path, migrated_database: str, redis_db: str
 ) -> None:
+    # Two gunicorn servers, each with its own worker, share one Redis: the requests
+    # alternate between them, so each process sees only half of them. (One server with
+    # several workers would not prove it: sequential requests often all land on the
+    # worker that answered the previous one.) A per-process cache would allow 40.
     env = server_env(
         tmp_path, DATABASE_URL=migrated_database, CACHE_URL=redis_db, AUTH_THROTTLE_RATE="20/min"
     )
-    with gunicorn(tmp_path, env, bind=f"127.0.0.1:{free_port()}", workers=3) as server:
-        answers = wrong_passwords(server, 40)
-        workers = server.pids("POST /api/token/ HTTP/1.1")
+    with (
+        gunicorn(tmp_path, env, bind=f"127.0.0.1:{free_port()}") as first,
+        gunicorn(tmp_path, env, bind=f"127.0.0.1:{free_port()}") as second,
+    ):
+        answers = wrong_passwords([first, second], 40)
+        workers = [server.pids("POST /api/token/ HTTP/1.1") for server in (first, second)]
 
     statuses = [answer.status for answer in answers]
     allowed = statuses.count(401)
     assert 19 <= allowed <= 21, statuses
     assert statuses == [401] * allowed + [429] * (40 - allowed)
-    assert len(workers) >= 2, f"all requests went to one worker: {workers}"
+    assert len(workers[0]) == len(workers[1]) == 1 and workers[0] != workers[1], workers
     for answer in answers[allowed:]:
         assert answer.headers["Content-Type"] == "application/problem+json"
         assert json.loads(answer.body)["code"] == "throttled"
@@ -646,7 +661,7 @@ def test_without_cache_url_the_local_memory_cache_still_throttles(
     env = server_env(tmp_path, DATABASE_URL=migrated_database, AUTH_THROTTLE_RATE="3/min")
     assert "CACHE_URL" not in env
     with gunicorn(tmp_path, env, bind=f"127.0.0.1:{free_port()}") as server:
-        answers = wrong_passwords(server, 5)
+        answers = wrong_passwords([server], 5)
 
     assert [answer.status for answer in answers] == [401, 401, 401, 429, 429]
     assert json.loads(answers[0].body)["code"] == "not_authenticated"

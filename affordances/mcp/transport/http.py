@@ -24,7 +24,7 @@ from affordances.mcp.transport import jsonrpc
 from affordances.mcp.transport.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonRpcError
 from affordances.mcp.transport.server import Reply, Server
 
-__all__ = ["MAX_REQUEST_BYTES", "NotAuthenticated", "StreamableHttpView"]
+__all__ = ["MAX_REQUEST_BYTES", "InsufficientScope", "NotAuthenticated", "StreamableHttpView"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,16 @@ _CORS_HEADERS = (
 
 class NotAuthenticated(Exception):
     """Credentials were sent but are not valid (401 with ``error="invalid_token"``)."""
+
+
+class InsufficientScope(Exception):
+    """Valid credentials without a scope this request needs: 403 with
+    ``error="insufficient_scope"`` and the ``scope`` the request needs (RFC 6750 §3.1).
+    Raised by :meth:`StreamableHttpView.authenticate` or by a method's handler."""
+
+    def __init__(self, scope: str) -> None:
+        super().__init__(scope)
+        self.scope = scope
 
 
 def _error(status: int, message: str, *, code: int = INVALID_REQUEST) -> HttpResponse:
@@ -80,6 +90,10 @@ class StreamableHttpView(View):
         """The ``WWW-Authenticate`` challenge of a 401: the scheme (and its parameters)
         the endpoint takes credentials in."""
         return 'Bearer realm="mcp"'
+
+    def scope_challenge(self, request: HttpRequest, scope: str) -> str:
+        """The ``WWW-Authenticate`` challenge of a 403 for a missing scope."""
+        return f'Bearer error="insufficient_scope", scope="{scope}"'
 
     def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         origin = request.headers.get("Origin")
@@ -132,6 +146,8 @@ class StreamableHttpView(View):
             return self._unauthorized(
                 request, "the access token is invalid or expired.", invalid=True
             )
+        except InsufficientScope as missing:
+            return self._insufficient_scope(request, missing.scope)
         if authenticated is None:
             scheme = self.challenge(request).split(None, 1)[0]
             return self._unauthorized(request, f"Send Authorization: {scheme} <access token>.")
@@ -159,6 +175,8 @@ class StreamableHttpView(View):
             reply = self.server().dispatch(
                 message, headers=request.headers, request=handler_request, user=user
             )
+        except InsufficientScope as missing:
+            return self._insufficient_scope(request, missing.scope)
         except Exception:
             logger.exception("MCP %s failed", message.method)
             failure = JsonRpcError(INTERNAL_ERROR, "Internal error")
@@ -168,6 +186,11 @@ class StreamableHttpView(View):
             del response["Content-Type"]  # 202: no body, so no media type
             return response
         return _json(reply.status, reply.body)
+
+    def _insufficient_scope(self, request: HttpRequest, scope: str) -> HttpResponse:
+        response = _error(403, f"Forbidden: this request needs the scope {scope!r}.")
+        response["WWW-Authenticate"] = self.scope_challenge(request, scope)
+        return response
 
     def _unauthorized(
         self, request: HttpRequest, detail: str, *, invalid: bool = False

@@ -1,0 +1,225 @@
+"""OAuth 2.1 end to end: the official MCP Python SDK given the endpoint's URL alone.
+
+``mcp.client.auth.OAuthClientProvider`` gets the 401, reads the RFC 9728 metadata it
+points at, the authorization server's RFC 8414 metadata, registers (RFC 7591), sends
+the user's browser to the authorization endpoint (PKCE S256, RFC 8707 ``resource``) —
+headless Chromium logs in on the demo's login page and consents on
+django-oauth-toolkit's — checks the RFC 9207 ``iss`` of the answer, exchanges the code,
+and retries: ``tools/list`` and a transition then run as that user. The redirect URI is
+a loopback URL Chromium never reaches: the browser hands the answer to the test.
+
+One live server (pytest-django's, on 127.0.0.1) and one browser for the whole flow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+pytest.importorskip("playwright")
+
+import httpx2
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider, TokenStorage
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+from oauth2_provider.models import get_access_token_model, get_application_model
+from playwright.async_api import async_playwright
+
+from affordances.models import AuditRecord
+from demo_tests.conftest import DEMO_PASSWORD, Demo
+
+CHROMIUM = "/usr/bin/chromium"
+# Never listened on: Chromium's request to it is answered by the test (page.route).
+REDIRECT_URI = "http://127.0.0.1:9/callback"
+
+if shutil.which(CHROMIUM) is None:
+    pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)", allow_module_level=True)
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+class Memory(TokenStorage):
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+async def _flow(base: str, username: str, pending: int) -> dict[str, Any]:
+    seen: dict[str, Any] = {"requests": []}
+    storage = Memory()
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        try:
+            page = await browser.new_page()
+            page.set_default_timeout(15_000)
+            answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+            async def callback(route: Any) -> None:
+                if not answered.done():
+                    answered.set_result(route.request.url)
+                await route.fulfill(status=200, body="You may close this window.")
+
+            await page.route(f"{REDIRECT_URI}*", callback)
+
+            async def redirect_handler(url: str) -> None:
+                seen["authorize"] = url
+                await page.goto(url)
+                # Not logged in: the demo's login page, back to the consent page after.
+                seen["login_page"] = urlsplit(page.url).path
+                await page.fill("#id_username", username)
+                await page.fill("#id_password", DEMO_PASSWORD)
+                await page.click("[type=submit]")
+                await page.wait_for_selector("#authorizationForm")
+                seen["consent"] = await page.inner_text("#authorizationForm")
+                await page.click("input[name=allow]")
+
+            async def callback_handler() -> AuthorizationCodeResult:
+                url = await asyncio.wait_for(answered, 30)
+                query = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+                seen["callback"] = query
+                return AuthorizationCodeResult(
+                    code=query["code"], state=query.get("state"), iss=query.get("iss")
+                )
+
+            provider = OAuthClientProvider(
+                server_url=f"{base}/mcp",
+                client_metadata=OAuthClientMetadata(
+                    client_name="affordances OAuth test",
+                    redirect_uris=[REDIRECT_URI],
+                    grant_types=["authorization_code", "refresh_token"],
+                    response_types=["code"],
+                    token_endpoint_auth_method="none",
+                ),
+                storage=storage,
+                redirect_handler=redirect_handler,
+                callback_handler=callback_handler,
+            )
+
+            async def record(request: httpx2.Request) -> None:
+                seen["requests"].append(f"{request.method} {request.url.path}")
+
+            async with (
+                httpx2.AsyncClient(
+                    auth=provider, timeout=30, event_hooks={"request": [record]}
+                ) as http,
+                Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
+            ):
+                seen["tools"] = [tool.name for tool in (await client.list_tools()).tools]
+                confirmed = await client.call_tool(
+                    "confirm_order", {"orderId": pending, "expectedVersion": 1}
+                )
+                seen["confirmed"] = confirmed.structured_content
+                seen["is_error"] = confirmed.is_error
+        finally:
+            await browser.close()
+
+    assert storage.tokens is not None and storage.client is not None
+    seen["token"] = storage.tokens
+    seen["client_id"] = storage.client.client_id
+    return seen
+
+
+async def _refresh(base: str, client_id: str, refresh_token: str) -> dict[str, Any]:
+    """Refresh rotation: a new pair; the old refresh token spent, and its reuse revokes
+    the family (the new access token included)."""
+    seen: dict[str, Any] = {}
+    refresh = {
+        "grant_type": "refresh_token",
+        "refresh_token": refresh_token,
+        "client_id": client_id,
+        "resource": f"{base}/mcp",
+    }
+
+    async def listing(http: httpx2.AsyncClient, token: str) -> int:
+        response = await http.post(
+            f"{base}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={
+                "Authorization": f"Bearer {token}",
+                "MCP-Protocol-Version": "2025-11-25",
+                "Accept": "application/json",
+            },
+        )
+        return response.status_code
+
+    async with httpx2.AsyncClient(timeout=30) as http:
+        first = await http.post(f"{base}/o/token/", data=refresh)
+        seen["refreshed"] = (first.status_code, first.json())
+        fresh = first.json().get("access_token", "")
+        seen["fresh_listing"] = await listing(http, fresh)
+        again = await http.post(f"{base}/o/token/", data=refresh)
+        seen["reused"] = (again.status_code, again.json())
+        seen["after_reuse"] = await listing(http, fresh)
+    return seen
+
+
+def test_an_mcp_client_with_the_url_alone_logs_in_consents_and_acts(
+    live_server: Any, demo: Demo
+) -> None:
+    pending = demo.orders["demo-01"].pk
+    seen = asyncio.run(_flow(live_server.url, "support", pending))
+
+    # Discovery from the 401 alone, registration, then the authorization code grant.
+    requests = seen["requests"]
+    for step in (
+        "GET /.well-known/oauth-protected-resource/mcp",
+        "GET /.well-known/oauth-authorization-server/o",
+        "POST /o/register/",
+        "POST /o/token/",
+    ):
+        assert step in requests, (step, requests)
+    authorize = parse_qs(urlsplit(seen["authorize"]).query)
+    assert authorize["code_challenge_method"] == ["S256"]
+    assert authorize["resource"] == [f"{live_server.url}/mcp"]
+    assert set(authorize["scope"][0].split()) == {"mcp:read", "mcp:write"}
+    assert seen["login_page"] == "/api-auth/login/"
+    assert "Run the operations you may run" in seen["consent"]
+    assert seen["callback"]["iss"] == f"{live_server.url}/o"  # RFC 9207
+
+    # The user's tools, and a transition run as that user.
+    assert "confirm_order" in seen["tools"] and "ship_order" not in seen["tools"]
+    assert seen["is_error"] is False, seen["confirmed"]
+    assert seen["confirmed"]["status"] == "confirmed"
+    record = AuditRecord.objects.get(operation_name="confirm_order", object_id=str(pending))
+    assert record.username == "support" and record.via == "mcp"
+
+    # The token is bound to the endpoint (RFC 8707) with the scopes consented to.
+    token = get_access_token_model().objects.filter(user__username="support").latest("created")
+    assert token.resource == [f"{live_server.url}/mcp"]
+    assert set(token.scope.split()) == {"mcp:read", "mcp:write"}
+    application = get_application_model().objects.get(client_id=seen["client_id"])
+    assert application.client_type == "public" and application.redirect_uris == REDIRECT_URI
+
+    refresh = asyncio.run(_refresh(live_server.url, seen["client_id"], seen["token"].refresh_token))
+    status, body = refresh["refreshed"]
+    assert status == 200 and body["refresh_token"] != seen["token"].refresh_token, body
+    assert refresh["fresh_listing"] == 200
+    status, body = refresh["reused"]
+    assert status == 400 and body["error"] == "invalid_grant", body
+    assert refresh["after_reuse"] == 401
