@@ -49,6 +49,21 @@ def check(method: str, version: str, envelope: dict[str, Any]) -> dict[str, Any]
     return envelope
 
 
+def result(client: Any, path: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One JSON-RPC call through a logged-in Django or DRF test client (revision
+    ``LEGACY``, plain JSON): the answer checked with the protocol's types, its result."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    response = client.post(
+        path,
+        data=json.dumps(body),
+        content_type="application/json",
+        headers={"Accept": "application/json", "MCP-Protocol-Version": LEGACY},
+    )
+    assert response.status_code == 200, response.content
+    answered: dict[str, Any] = check(method, LEGACY, response.json())["result"]
+    return answered
+
+
 def conforms(schema: dict[str, Any], value: Any) -> bool:
     """Whether ``value`` satisfies a tool's outputSchema (as the SDK client checks it)."""
     return Draft202012Validator(schema).is_valid(value)

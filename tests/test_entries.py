@@ -7,7 +7,6 @@ On the library's own test models (tests/generic/keys.py), wired as a project wou
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +21,7 @@ from affordances.entries import CATALOG_KEYS, Shape, list_schemas, shaped_schema
 from affordances.mcp.tools import output_schema
 from affordances.operations import representation_schema
 from affordances.rest import ResourceUrlField
+from tests import mcp_wire
 from tests.generic import keys_api
 from tests.generic.keys import Locker, Voucher
 
@@ -74,16 +74,7 @@ def _api() -> APIClient:
 
 
 def _mcp(client: APIClient, path: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    response = client.post(
-        path,
-        data=json.dumps(body),
-        content_type="application/json",
-        headers={"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"},
-    )
-    assert response.status_code == 200, response.content
-    result: dict[str, Any] = response.json()["result"]
-    return result
+    return mcp_wire.result(client, path, method, params)
 
 
 def _get_voucher(client: APIClient, voucher: Voucher) -> dict[str, Any]:

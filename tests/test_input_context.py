@@ -10,7 +10,6 @@ parameter receives the acting user, on every face (issue 36, findings 4 and 6).
 from __future__ import annotations
 
 import importlib
-import json
 import uuid
 from collections.abc import Iterator
 from types import SimpleNamespace
@@ -27,6 +26,7 @@ from affordances.catalog import get_catalog
 from affordances.checks import _check_inputs, check_catalog
 from affordances.execution import perform
 from affordances.models import AuditRecord
+from tests import mcp_wire
 from tests.generic import transfers_api
 from tests.generic.transfers import Branch, Crate, Label
 
@@ -71,21 +71,7 @@ def api(user: Any) -> APIClient:
 
 
 def mcp(client: APIClient, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
-    response = client.post(
-        "/mcp",
-        data=json.dumps(body),
-        content_type="application/json",
-        headers={"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"},
-    )
-    assert response.status_code == 200, response.content
-    result: dict[str, Any] = response.json()["result"]
-    return result
+    return mcp_wire.result(client, "/mcp", "tools/call", {"name": name, "arguments": arguments})
 
 
 def test_related_fields_take_the_related_key_and_hidden_fields_are_no_arguments(project):
