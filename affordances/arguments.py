@@ -27,18 +27,49 @@ from affordances.catalog import get_catalog
 from affordances.operations import Operation
 from affordances.problems import Problem
 from affordances.reads import visible
-from affordances.schemas import DECIMAL_RULE, PLAIN_DECIMAL, SchemaValidator, argument_fields
+from affordances.schemas import (
+    DECIMAL_RULE,
+    PLAIN_DECIMAL,
+    SchemaValidator,
+    argument_fields,
+    takes_null,
+)
 
 __all__ = [
     "ActingRequest",
     "NoArguments",
     "SchemaValidator",
+    "absent_nulls",
     "argument_fields",
     "flatten_errors",
     "input_context",
     "schema_errors",
     "validate_arguments",
 ]
+
+
+def absent_nulls(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments as an operation reads them: a ``null`` for an optional argument is
+    left out, absent (docs/protocol.md#execution) — on every face, as each hands its
+    arguments to the core through here.
+
+    Why: OpenAI's strict mode makes every property of a tool required, so a model fills
+    what it would leave out with ``null`` (the MCP tool list says so,
+    :func:`~affordances.schemas.tool_input_schema`); a form may send one for an empty
+    field. Not touched: a required argument (its ``null`` is refused as any wrong
+    value), an argument whose own schema takes ``null`` (there it is a value: "no
+    assignee"), and names that are no argument (refused as unknown).
+    """
+    required = set(schema.get("required", ()))
+    properties = schema.get("properties") or {}
+    return {
+        name: value
+        for name, value in arguments.items()
+        if value is not None
+        or name in required
+        or name not in properties
+        or takes_null(properties[name])
+    }
 
 
 def schema_errors(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -22,7 +22,12 @@ from django.db import DatabaseError, connection, models, transaction
 from django_fsm import TransitionNotAllowed
 
 from affordances import idempotency, reads
-from affordances.arguments import flatten_errors, input_context, validate_arguments
+from affordances.arguments import (
+    absent_nulls,
+    flatten_errors,
+    input_context,
+    validate_arguments,
+)
 from affordances.conf import settings
 from affordances.declarations import DEFAULT_STATE_REASON
 from affordances.evaluation import Available, Unavailable, evaluate
@@ -125,7 +130,8 @@ def perform(
     resource = operation.resource
     if not isinstance(arguments, Mapping):
         raise Problem.malformed("The arguments must be a JSON object.")
-    arguments = dict(arguments)
+    # null for an optional argument is absent, before it is fingerprinted or checked.
+    arguments = absent_nulls(operation.input_schema, arguments)
     idempotency_key = idempotency.parse_key(idempotency_key)  # before it meets the database
 
     # 1. Visibility and capability: a hidden operation or object is simply not there.
@@ -272,7 +278,8 @@ def perform_create(
     _check_via(via)
     if not isinstance(arguments, Mapping):
         raise Problem.malformed("The arguments must be a JSON object.")
-    arguments = dict(arguments)
+    # null for an optional argument is absent, before it is fingerprinted or checked.
+    arguments = absent_nulls(operation.input_schema, arguments)
     idempotency_key = idempotency.parse_key(idempotency_key)
     resource = operation.resource
 

@@ -270,6 +270,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Stable verbs, dynamic affordances: orders with their operations.",
     "VERSION": "0.1.0",
     "LICENSE": {"name": "MIT", "url": "https://opensource.org/licenses/MIT"},
+    # Who answers for the API (Spectral's info-contact): the project's issue tracker.
+    "CONTACT": {
+        "name": "django-affordances",
+        "url": "https://github.com/django-affordances/django-affordances/issues",
+    },
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

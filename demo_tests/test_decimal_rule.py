@@ -109,7 +109,13 @@ def test_every_face_publishes_the_one_decimal_schema(demo):
         "type": "string",
         "pattern": r"^(?!0*(?:\.0*)?$)0*[0-9]{1,10}(?:\.[0-9]{1,2})?$",
     }
-    assert faces["mcp"] == catalog
+    # MCP's tool states it as model providers take it (no multipleOf nor exclusive bound,
+    # which Gemini refuses): the step in words, below 1e10 as at most 9999999999.99 on
+    # it. tools/call checks the catalog's schema (the decimal-rule tests above).
+    assert faces["mcp"] == {
+        "description": catalog["description"] + " Must be a multiple of 0.01.",
+        "anyOf": [{"type": "number", "minimum": 0.01, "maximum": 9999999999.99}, text],
+    }
     assert faces["openapi"] == catalog
     hal = faces["hal-forms"]
     assert (hal["type"], hal["min"], hal["step"], hal["regex"]) == (

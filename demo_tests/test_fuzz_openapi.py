@@ -236,6 +236,10 @@ class _StateRefusals:
             self.keys.add(key)
         if response.status_code == 422:
             return reused  # idempotency_key_reused: this run sent the key before
+        if response.status_code == 400 and _two_versions(body, headers):
+            # If-Match and expectedVersion both given and different (docs/protocol.md
+            # #execution): a rule across a header and the body no schema can state.
+            return set(response.json().get("errors", {})) == {"expectedVersion"}
         if response.status_code == 400 and case.path == "/api/orders/":
             # A customer named by a username no customer has, as an id nothing has.
             errors = set(response.json().get("errors", {}))
@@ -270,6 +274,18 @@ class _StateRefusals:
             for error in SchemaValidator(constraints).iter_errors(_typed(body))
         }
         return errors <= refused
+
+
+def _two_versions(body: dict[str, Any], headers: dict[str, str]) -> bool:
+    """If-Match names one version and expectedVersion another."""
+    quoted = headers.get("if-match", "").strip()
+    sent = body.get("expectedVersion")
+    if not quoted.startswith('"') or sent is None or isinstance(sent, bool):
+        return False
+    try:
+        return int(quoted.strip('"')) != int(sent)
+    except (TypeError, ValueError):  # not a version at all: another refusal
+        return False
 
 
 def _is_customer(username: Any) -> bool:

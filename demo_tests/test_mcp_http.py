@@ -26,6 +26,7 @@ from rest_framework_simplejwt.tokens import AccessToken
 from affordances.mcp.profiles import HYBRID
 from affordances.mcp.views import MAX_REQUEST_BYTES, McpView
 from affordances.models import AuditRecord
+from affordances.schemas import tool_input_schema
 from demo_tests.conftest import Demo
 from demo_tests.oracle import TRANSITIONS_BY_ROLE, assert_role_tools, orders_part, procurement_part
 from tests.mcp_wire import LEGACY, MODERN, OLDER, Wire, check, conforms, modern_meta
@@ -424,7 +425,9 @@ def test_each_role_lists_exactly_its_catalog(
         assert tool["_meta"] == {"affordances/operation": entry["id"]}
         assert tool["title"] == entry["title"]
         assert tool["description"] == entry["description"]
-        assert tool["inputSchema"] == entry["inputSchema"]
+        # The entry's schema as model providers take it (docs/protocol.md#mcp).
+        provided = tool_input_schema(entry["inputSchema"])  # its bounds as Decimals
+        assert tool["inputSchema"] == json.loads(json.dumps(provided, default=float))
         assert tool["annotations"] == entry["annotations"]
         assert tool["outputSchema"]["type"] == "object"
         assert tool["outputSchema"]["anyOf"][0] == entry["outputSchema"]
@@ -504,14 +507,10 @@ def test_get_order_returns_the_rest_representation(
 
     assert result["isError"] is False
     assert result["structuredContent"] == rest
+    # One text block, the same JSON: clients that read the blocks read the representation
+    # (a resource_link beside it reached models as a second result); its URI is `url`.
+    assert result["content"] == [{"type": "text", "text": result["content"][0]["text"]}]
     assert json.loads(result["content"][0]["text"]) == rest
-    assert result["content"][1] == {
-        "type": "resource_link",
-        "uri": rest["url"],
-        "name": f"order-{pk}",
-        "title": f"Order #{pk}",
-        "mimeType": "application/json",
-    }
 
 
 def test_list_orders_pages_like_rest(wire: Callable[..., Wire], api: Api) -> None:
@@ -550,7 +549,7 @@ def test_a_collection_operation_creates_through_the_same_path(wire: Callable[...
     order = result["structuredContent"]
     assert result["isError"] is False
     assert (order["status"], order["version"], order["customer"]) == ("pending", 1, "alice")
-    assert result["content"][1]["uri"] == order["url"]
+    assert [block["type"] for block in result["content"]] == ["text"]
     assert AuditRecord.objects.get(object_id=str(order["id"])).via == "mcp"
     assert refused["isError"] is True
     assert refused["structuredContent"]["code"] == "validation_error"

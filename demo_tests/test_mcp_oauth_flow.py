@@ -8,14 +8,25 @@ django-oauth-toolkit's — checks the RFC 9207 ``iss`` of the answer, exchanges 
 and retries: ``tools/list`` and a transition then run as that user. The redirect URI is
 a loopback URL Chromium never reaches: the browser hands the answer to the test.
 
-One live server (pytest-django's, on 127.0.0.1) and one browser for the whole flow.
+The MCP TypeScript SDK's (``clients/mcp_oauth_flow.mjs``, on Node 22) does the same
+with its ``OAuthClientProvider``: the script prints the authorization URL, the test's
+browser logs in and consents, the code goes back on stdin; then ``finishAuth``,
+``tools/list``, a transition, and a refresh through the SDK's ``auth()`` — rotated,
+still bound to the endpoint, the spent refresh token refused.
+
+One live server (pytest-django's, on 127.0.0.1) and one browser for the module.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
+import os
 import shutil
-from typing import Any
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -33,9 +44,10 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 from oauth2_provider.models import get_access_token_model, get_application_model
-from playwright.async_api import async_playwright
+from playwright.async_api import Browser, Route, async_playwright
 
 from affordances.models import AuditRecord
+from demo_tests.clients.conftest import BIN, CLIENTS
 from demo_tests.conftest import DEMO_PASSWORD, Demo
 
 CHROMIUM = "/usr/bin/chromium"
@@ -66,78 +78,119 @@ class Memory(TokenStorage):
         self.client = client_info
 
 
-async def _flow(base: str, username: str, pending: int) -> dict[str, Any]:
-    seen: dict[str, Any] = {"requests": []}
-    storage = Memory()
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+T = TypeVar("T")
+
+
+@dataclass
+class Chromium:
+    """One headless Chromium for the module, on an event loop of its own (each test
+    runs its coroutine on it: the browser outlives any one ``asyncio.run``)."""
+
+    loop: asyncio.AbstractEventLoop
+    browser: Browser
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return self.loop.run_until_complete(coroutine)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Chromium]:
+    loop = asyncio.new_event_loop()
+    playwright = loop.run_until_complete(async_playwright().start())
+    try:
+        browser = loop.run_until_complete(
+            playwright.chromium.launch(
+                executable_path=CHROMIUM,
+                headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            )
         )
         try:
-            page = await browser.new_page()
-            page.set_default_timeout(15_000)
-            answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-
-            async def callback(route: Any) -> None:
-                if not answered.done():
-                    answered.set_result(route.request.url)
-                await route.fulfill(status=200, body="You may close this window.")
-
-            await page.route(f"{REDIRECT_URI}*", callback)
-
-            async def redirect_handler(url: str) -> None:
-                seen["authorize"] = url
-                await page.goto(url)
-                # Not logged in: the demo's login page, back to the consent page after.
-                seen["login_page"] = urlsplit(page.url).path
-                await page.fill("#id_username", username)
-                await page.fill("#id_password", DEMO_PASSWORD)
-                await page.click("[type=submit]")
-                await page.wait_for_selector("#authorizationForm")
-                seen["consent"] = await page.inner_text("#authorizationForm")
-                await page.click("input[name=allow]")
-
-            async def callback_handler() -> AuthorizationCodeResult:
-                url = await asyncio.wait_for(answered, 30)
-                query = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
-                seen["callback"] = query
-                return AuthorizationCodeResult(
-                    code=query["code"], state=query.get("state"), iss=query.get("iss")
-                )
-
-            provider = OAuthClientProvider(
-                server_url=f"{base}/mcp",
-                client_metadata=OAuthClientMetadata(
-                    client_name="affordances OAuth test",
-                    redirect_uris=[REDIRECT_URI],
-                    grant_types=["authorization_code", "refresh_token"],
-                    response_types=["code"],
-                    token_endpoint_auth_method="none",
-                ),
-                storage=storage,
-                redirect_handler=redirect_handler,
-                callback_handler=callback_handler,
-            )
-
-            async def record(request: httpx2.Request) -> None:
-                seen["requests"].append(f"{request.method} {request.url.path}")
-
-            async with (
-                httpx2.AsyncClient(
-                    auth=provider, timeout=30, event_hooks={"request": [record]}
-                ) as http,
-                Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
-            ):
-                seen["tools"] = [tool.name for tool in (await client.list_tools()).tools]
-                confirmed = await client.call_tool(
-                    "confirm_order", {"orderId": pending, "expectedVersion": 1}
-                )
-                seen["confirmed"] = confirmed.structured_content
-                seen["is_error"] = confirmed.is_error
+            yield Chromium(loop, browser)
         finally:
-            await browser.close()
+            loop.run_until_complete(browser.close())
+    finally:
+        loop.run_until_complete(playwright.stop())
+        loop.close()
+
+
+async def _authorize(browser: Browser, url: str, username: str, seen: dict[str, Any]) -> str:
+    """The user's part: open the authorization URL in a fresh context (no session), log
+    in on the demo's login page, consent on django-oauth-toolkit's; the redirect's URL,
+    which Chromium never sends anywhere (the loopback port is answered here)."""
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        page.set_default_timeout(15_000)
+        answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+        async def callback(route: Route) -> None:
+            if not answered.done():
+                answered.set_result(route.request.url)
+            await route.fulfill(status=200, body="You may close this window.")
+
+        await page.route(f"{REDIRECT_URI}*", callback)
+        seen["authorize"] = url
+        await page.goto(url)
+        # Not logged in: the demo's login page, back to the consent page after.
+        seen["login_page"] = urlsplit(page.url).path
+        await page.fill("#id_username", username)
+        await page.fill("#id_password", DEMO_PASSWORD)
+        await page.click("[type=submit]")
+        await page.wait_for_selector("#authorizationForm")
+        seen["consent"] = await page.inner_text("#authorizationForm")
+        await page.click("input[name=allow]")
+        return await asyncio.wait_for(answered, 30)
+    finally:
+        await context.close()
+
+
+def _query(url: str) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
+
+
+async def _flow(browser: Browser, base: str, username: str, pending: int) -> dict[str, Any]:
+    seen: dict[str, Any] = {"requests": []}
+    storage = Memory()
+    answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def redirect_handler(url: str) -> None:
+        answered.set_result(await _authorize(browser, url, username, seen))
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        query = _query(await answered)
+        seen["callback"] = query
+        return AuthorizationCodeResult(
+            code=query["code"], state=query.get("state"), iss=query.get("iss")
+        )
+
+    provider = OAuthClientProvider(
+        server_url=f"{base}/mcp",
+        client_metadata=OAuthClientMetadata(
+            client_name="affordances OAuth test",
+            redirect_uris=[REDIRECT_URI],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+    )
+
+    async def record(request: httpx2.Request) -> None:
+        seen["requests"].append(f"{request.method} {request.url.path}")
+
+    async with (
+        httpx2.AsyncClient(auth=provider, timeout=30, event_hooks={"request": [record]}) as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
+    ):
+        seen["tools"] = [tool.name for tool in (await client.list_tools()).tools]
+        confirmed = await client.call_tool(
+            "confirm_order", {"orderId": pending, "expectedVersion": 1}
+        )
+        seen["confirmed"] = confirmed.structured_content
+        seen["is_error"] = confirmed.is_error
 
     assert storage.tokens is not None and storage.client is not None
     seen["token"] = storage.tokens
@@ -180,10 +233,10 @@ async def _refresh(base: str, client_id: str, refresh_token: str) -> dict[str, A
 
 
 def test_an_mcp_client_with_the_url_alone_logs_in_consents_and_acts(
-    live_server: Any, demo: Demo
+    live_server: Any, demo: Demo, chromium: Chromium
 ) -> None:
     pending = demo.orders["demo-01"].pk
-    seen = asyncio.run(_flow(live_server.url, "support", pending))
+    seen = chromium.run(_flow(chromium.browser, live_server.url, "support", pending))
 
     # Discovery from the 401 alone, registration, then the authorization code grant.
     requests = seen["requests"]
@@ -216,10 +269,126 @@ def test_an_mcp_client_with_the_url_alone_logs_in_consents_and_acts(
     application = get_application_model().objects.get(client_id=seen["client_id"])
     assert application.client_type == "public" and application.redirect_uris == REDIRECT_URI
 
-    refresh = asyncio.run(_refresh(live_server.url, seen["client_id"], seen["token"].refresh_token))
+    refresh = chromium.run(
+        _refresh(live_server.url, seen["client_id"], seen["token"].refresh_token)
+    )
     status, body = refresh["refreshed"]
     assert status == 200 and body["refresh_token"] != seen["token"].refresh_token, body
     assert refresh["fresh_listing"] == 200
     status, body = refresh["reused"]
     assert status == 400 and body["error"] == "invalid_grant", body
     assert refresh["after_reuse"] == 401
+
+
+async def _typescript_flow(browser: Browser, base: str, username: str, pending: int) -> Any:
+    """clients/mcp_oauth_flow.mjs as a host: its authorization URL to the browser, the
+    redirect's query back; what it did, as it reports it."""
+    seen: dict[str, Any] = {}
+    process = await asyncio.create_subprocess_exec(
+        str(BIN / "node"),
+        "mcp_oauth_flow.mjs",
+        f"{base}/mcp",
+        str(pending),
+        cwd=CLIENTS,
+        env={**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        async with asyncio.timeout(90):
+            while line := await process.stdout.readline():
+                message = json.loads(line)
+                if "authorize" in message:
+                    url = await _authorize(browser, message["authorize"], username, seen)
+                    process.stdin.write(json.dumps(_query(url)).encode() + b"\n")
+                    await process.stdin.drain()
+                elif "done" in message:
+                    seen.update(message["done"])
+            await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert process.stderr is not None
+    assert process.returncode == 0, (await process.stderr.read()).decode()[-3000:]
+    return seen
+
+
+def _stored(access: str) -> Any:
+    checksum = hashlib.sha256(access.encode()).hexdigest()
+    return get_access_token_model().objects.filter(token_checksum=checksum).first()
+
+
+def _listing(base: str, token: str) -> int:
+    response = httpx2.post(
+        f"{base}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "MCP-Protocol-Version": "2025-11-25",
+            "Accept": "application/json",
+        },
+        timeout=30,
+    )
+    return response.status_code
+
+
+def test_the_typescript_sdk_with_the_url_alone_logs_in_consents_acts_and_refreshes(
+    live_server: Any, demo: Demo, chromium: Chromium
+) -> None:
+    if not (BIN / "node").exists():
+        pytest.skip("the client packages are not installed: npm ci --prefix clients")
+    base = live_server.url
+    pending = demo.orders["demo-01"].pk
+    seen = chromium.run(_typescript_flow(chromium.browser, base, "support", pending))
+
+    # From the 401 alone: RFC 9728 metadata, RFC 8414 metadata, registration, the code.
+    requests = seen["requests"]
+    for step in (
+        "GET /.well-known/oauth-protected-resource/mcp",
+        "GET /.well-known/oauth-authorization-server/o",
+        "POST /o/register/",
+        "POST /o/token/",
+    ):
+        assert step in requests, (step, requests)
+    authorize = _query(seen["authorize"])
+    assert authorize["code_challenge_method"] == "S256"
+    assert authorize["resource"] == f"{base}/mcp"
+    assert set(authorize["scope"].split()) == {"mcp:read", "mcp:write"}
+    assert seen["login_page"] == "/api-auth/login/"
+    application = get_application_model().objects.get(client_id=seen["clientId"])
+    assert application.client_type == "public" and application.name == "affordances TS SDK test"
+
+    # The user's tools, and a transition run as that user.
+    assert "confirm_order" in seen["tools"] and "ship_order" not in seen["tools"]
+    assert seen["isError"] is False, seen["confirmed"]
+    assert seen["confirmed"]["status"] == "confirmed"
+    assert demo.order("demo-01").status == "confirmed"
+    record = AuditRecord.objects.get(operation_name="confirm_order", object_id=str(pending))
+    assert record.username == "support" and record.via == "mcp"
+
+    # The SDK's refresh: a new pair, bound to the endpoint as the first (RFC 8707), the
+    # first access token revoked with the refresh token it came with.
+    first, second = seen["first"], seen["second"]
+    assert seen["refreshed"] == "AUTHORIZED" and seen["toolsAfterRefresh"] > 0
+    assert second["refresh"] != first["refresh"] and second["access"] != first["access"]
+    fresh = _stored(second["access"])
+    assert fresh is not None and fresh.resource == [f"{base}/mcp"]
+    assert fresh.user.username == "support"
+    assert set(fresh.scope.split()) == {"mcp:read", "mcp:write"}
+    assert _stored(first["access"]) is None and _listing(base, first["access"]) == 401
+
+    # The spent refresh token is refused, and its replay revokes the family.
+    replay = httpx2.post(
+        f"{base}/o/token/",
+        data={
+            "grant_type": "refresh_token",
+            "refresh_token": first["refresh"],
+            "client_id": seen["clientId"],
+        },
+        timeout=30,
+    )
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    assert _listing(base, second["access"]) == 401

@@ -268,7 +268,7 @@ def test_reads_transitions_and_refusals_over_the_sdk(server: Server, mode: str) 
 
             read = await client.call_tool("get_order", {"orderId": pending})
             seen["read"] = body_of(read)
-            seen["read_link"] = read.content[1]
+            seen["read_blocks"] = [block.type for block in read.content]
             seen["rest_before"] = await server.rest("support", f"/api/orders/{pending}/")
 
             confirmed = await client.call_tool(
@@ -312,8 +312,8 @@ def test_reads_transitions_and_refusals_over_the_sdk(server: Server, mode: str) 
     # A read is the REST representation, affordance targets and all.
     assert seen["read"] == seen["rest_before"]
     assert seen["read"]["affordances"][0]["target"].startswith(server.url)
-    assert seen["read_link"].type == "resource_link"
-    assert seen["read_link"].uri == seen["read"]["url"]
+    # One block, the representation as JSON text: nothing else for a client to pass on.
+    assert seen["read_blocks"] == ["text"]
     # A transition: new version, fresh affordances, and REST sees the same object.
     assert seen["confirmed"]["status"] == "confirmed"
     assert seen["confirmed"]["version"] == 2

@@ -32,9 +32,13 @@ def test_every_transition_has_an_action_endpoint_with_its_input(schema):
     assert "Cancel an order before fulfilment begins" in cancel["description"]
 
 
-def test_operations_without_inputs_have_no_request_body(schema):
-    confirm = schema["paths"]["/api/orders/{id}/confirm/"]["post"]
-    assert "requestBody" not in confirm
+def test_operations_without_inputs_take_their_version_in_an_optional_body(schema):
+    for path in ("/api/orders/{id}/confirm/", "/api/purchase-requests/{id}/submit/"):
+        body = schema["paths"][path]["post"]["requestBody"]
+        assert body.get("required", False) is False, path  # an empty body is fine
+        component = _request_schema(schema, path)
+        assert set(component["properties"]) == {"expectedVersion"}, path
+        assert component["additionalProperties"] is False, path
 
 
 def test_schema_generation_has_no_warnings(tmp_path):
@@ -196,3 +200,116 @@ def test_a_version_strings_pattern_admits_exactly_what_the_server_reads(api, dem
     read = answer.status_code != 400  # 200, or 412 for a version that is not the current one
     assert answer.status_code in (200, 400, 412)
     assert (re.search(text["pattern"], version) is not None) == read, (version, answer.content)
+
+
+# --- the whole contract, as generated clients read it (issue 38) ----------------------
+
+
+def _component(document: dict, node: dict) -> dict:
+    return document["components"]["schemas"][node["$ref"].rsplit("/", 1)[-1]]
+
+
+def test_every_resource_schema_lists_its_affordances_in_the_protocols_entries(schema):
+    from affordances.catalog import get_catalog
+    from affordances.protocol import protocol_schemas
+
+    resources = [r for r in get_catalog().resources if r.serializer_class is not None]
+    assert len(resources) >= 2  # orders and purchase requests
+    for path, method, operation in _operations(schema):
+        if method != "get" or not path.endswith("{id}/") or path.startswith("/api/operations/"):
+            continue
+        body = operation["responses"]["200"]["content"]["application/json"]["schema"]
+        properties = _component(schema, body)["properties"]
+        assert properties["affordances"]["items"]["oneOf"] == [
+            {"$ref": "#/components/schemas/AffordanceEntry"},
+            {"$ref": "#/components/schemas/AffordanceEntryCompact"},
+        ], path
+        unavailable = properties["unavailableAffordances"]["items"]["oneOf"]
+        assert [_component(schema, ref) for ref in unavailable] == [
+            schema["components"]["schemas"]["UnavailableEntry"],
+            schema["components"]["schemas"]["UnavailableEntryCompact"],
+        ]
+    # The components are the protocol's own schemas (one source), in OpenAPI's dialect.
+    published = protocol_schemas()["affordance-entry"]
+    component = schema["components"]["schemas"]["AffordanceEntry"]
+    assert component["required"] == published["required"]
+    assert set(component["properties"]) == set(published["properties"])
+    assert "$schema" not in component and "$id" not in component
+
+
+def test_reads_and_runs_declare_the_affordances_shape_and_transitions_their_headers(schema):
+    shape = {"type": "string", "enum": ["none", "compact"]}
+    for path, method, operation in _operations(schema):
+        found = {(p["in"], p["name"]): p["schema"] for p in operation.get("parameters", [])}
+        resource = path.startswith(("/api/orders/", "/api/purchase-requests/"))
+        assert (found.get(("query", "affordances")) == shape) == resource, (method, path)
+        if resource and method == "post" and "{id}" in path:  # a transition
+            assert ("header", "If-Match") in found and ("header", "Idempotency-Key") in found
+            assert "requestBody" in operation, path
+            assert "expectedVersion" in _request_schema(schema, path)["properties"]
+            headers = operation["responses"]["200"]["headers"]
+            assert {"ETag", "Idempotent-Replayed"} <= set(headers), path
+            for status in ("409", "412"):
+                problem = operation["responses"][status]["content"]["application/problem+json"]
+                current = _component(schema, problem["schema"])["properties"]["current"]
+                assert current["allOf"] == [
+                    operation["responses"]["200"]["content"]["application/json"]["schema"]
+                ]
+    create = schema["paths"]["/api/orders/"]["post"]
+    assert {"ETag", "Location", "Idempotent-Replayed"} <= set(create["responses"]["201"]["headers"])
+    assert "412" not in create["responses"]
+    assert "409" not in schema["paths"]["/api/orders/"]["get"]["responses"]
+
+
+def test_the_catalog_entry_point_and_hal_bodies_have_schemas(schema):
+    paths = schema["paths"]
+    bodies = {
+        "/api/": "EntryPoint",
+        "/api/operations/": "Catalog",
+        "/api/operations/{ident}/": "CatalogEntry",
+    }
+    for path, component in bodies.items():
+        content = paths[path]["get"]["responses"]["200"]["content"]
+        assert content["application/json"]["schema"] == {
+            "$ref": f"#/components/schemas/{component}"
+        }
+        assert content["application/prs.hal-forms+json"]["schema"] == {
+            "$ref": "#/components/schemas/HalFormsDocument"
+        }
+        assert content["application/hal+json"]["schema"] == {
+            "$ref": "#/components/schemas/HalDocument"
+        }
+    assert "304" in paths["/api/operations/"]["get"]["responses"]
+    templates = schema["components"]["schemas"]["HalFormsDocument"]["properties"]["_templates"]
+    assert templates["additionalProperties"] == {"$ref": "#/components/schemas/HalFormsTemplate"}
+
+
+def test_every_tag_is_defined_with_a_description(schema):
+    defined = {tag["name"]: tag["description"] for tag in schema["tags"]}
+    for path, method, operation in _operations(schema):
+        assert operation["tags"], (method, path)
+        assert set(operation["tags"]) <= set(defined), (method, path)
+    assert defined["orders"] == "Orders: the collection, each one and its operations."
+
+
+def test_the_documented_bodies_are_what_the_server_answers(api, procurement, schema):
+    import jsonschema
+
+    # Resolve the document's components in place (OpenAPI 3.0 schemas are close enough
+    # to draft 4 for these bodies: no nullable among them).
+    def validate(instance, component):
+        wrapper = {"$ref": f"#/components/schemas/{component}", **schema}
+        jsonschema.validate(instance, wrapper, cls=jsonschema.Draft4Validator)
+
+    admin = api("admin")
+    order = admin.get("/api/orders/").json()["results"][0]["id"]
+    validate(admin.get("/api/").json(), "EntryPoint")
+    validate(admin.get("/api/operations/").json(), "Catalog")
+    hal = admin.get(f"/api/orders/{order}/", HTTP_ACCEPT="application/prs.hal-forms+json")
+    validate(hal.json(), "HalFormsDocument")
+    page = admin.get("/api/orders/", HTTP_ACCEPT="application/hal+json")
+    validate(page.json(), "HalDocument")
+    for shape in ("", "?affordances=compact"):
+        body = admin.get(f"/api/orders/{order}/{shape}").json()
+        for entry in body["affordances"]:
+            validate(entry, "AffordanceEntryCompact" if shape else "AffordanceEntry")

@@ -45,6 +45,19 @@ TABLE: list[tuple[str, str, str, str, str | None, int | None]] = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _as_migrations_leave_it(db: None) -> None:
+    """These tests run the command on a database as its migrations leave it. The suite
+    seeds the demo once for every other test (demo_tests/conftest.py), so that is undone
+    here, inside the test's transaction (rolled back with it)."""
+    from procurement.models import PurchaseRequest
+    from procurement.reference import CostCenter, FreezePeriod, Supplier
+
+    for model in (PurchaseRequest, FreezePeriod, CostCenter, Supplier, Order):
+        model.objects.all().delete()
+    get_user_model().objects.filter(username__in=(*USERS, *PROCUREMENT_USERS)).delete()
+
+
 def seed(*args: str) -> str:
     out = io.StringIO()
     call_command("seed_demo", *args, stdout=out)

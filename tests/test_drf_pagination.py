@@ -488,7 +488,8 @@ def _list_operation(client: APIClient) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _parameters(operation: dict[str, Any]) -> set[str]:
-    return {p["name"] for p in operation["parameters"]} - {"format"}  # every view's
+    # Every view's format, every resource view's affordances (the lists' shape).
+    return {p["name"] for p in operation["parameters"]} - {"format", "affordances"}
 
 
 def _page_schema(operation: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:

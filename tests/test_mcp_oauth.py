@@ -17,11 +17,20 @@ import base64
 import hashlib
 import importlib
 import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+import jwt as pyjwt
 import pytest
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
@@ -221,6 +230,14 @@ def test_an_expired_token_is_invalid_token(root):
     response = _mcp(token)
     assert response.status_code == 401
     assert 'error="invalid_token"' in response["WWW-Authenticate"]
+
+
+def test_a_deactivated_users_token_is_invalid_token(root):
+    token = _token(root)
+    assert _tools(_mcp(token))
+    root.is_active = False
+    root.save()
+    _invalid_token(_mcp(token))
 
 
 @pytest.mark.parametrize(
@@ -550,3 +567,326 @@ def test_bad_authorization_requests_go_back_with_the_rfc_error(browser, changes,
         location = parse_qs(urlsplit(answer["Location"]).query)
         assert answer["Location"].startswith(REDIRECT), answer["Location"]
         assert location["error"][0] in errors, location
+
+
+# --- JWTs (simplejwt's, the class after django-oauth-toolkit's) -----------------------
+
+
+def _jwt(user: Any, **claims: Any) -> JwtAccessToken:
+    token = JwtAccessToken.for_user(user)
+    for name, value in claims.items():
+        token[name] = value
+    return token
+
+
+def _invalid_token(response: Any) -> None:
+    # MCP basic/authorization, RFC 6750 §3.1: 401, the error, and where to start over.
+    assert response.status_code == 401, response.content
+    challenge = response["WWW-Authenticate"]
+    assert 'error="invalid_token"' in challenge, challenge
+    assert f'resource_metadata="{METADATA}"' in challenge, challenge
+
+
+def test_jwts_with_a_wrong_signature_expired_or_for_another_audience_are_invalid_token(root):
+    bound = {"aud": f"{BASE}/mcp", "scope": "mcp:read mcp:write"}
+    assert _tools(_mcp(str(_jwt(root, **bound))))  # the same claims, signed right
+
+    forged = pyjwt.encode(
+        _jwt(root, **bound).payload,
+        "not-the-signing-key-but-of-the-right-length",
+        algorithm="HS256",
+    )
+    _invalid_token(_mcp(forged))
+    header, payload, _signature = str(_jwt(root, **bound)).split(".")
+    resigned = f"{header}.{payload}.{base64.urlsafe_b64encode(b'x' * 32).rstrip(b'=').decode()}"
+    _invalid_token(_mcp(resigned))
+    unsigned = pyjwt.encode(_jwt(root, **bound).payload, None, algorithm="none")
+    _invalid_token(_mcp(unsigned))
+
+    expired = _jwt(root, **bound)
+    expired.set_exp(lifetime=-timedelta(seconds=1))
+    _invalid_token(_mcp(str(expired)))
+
+    for audience in ("https://elsewhere.example/mcp", f"{BASE}/mcp/forms", [f"{BASE}/api/"]):
+        _invalid_token(_mcp(str(_jwt(root, aud=audience, scope="mcp:read mcp:write"))))
+
+
+def test_a_jwt_without_the_needed_scope_is_insufficient_scope(root, loan):
+    no_read = _mcp(str(_jwt(root, aud=f"{BASE}/mcp", scope="openid")))
+    assert no_read.status_code == 403
+    assert 'error="insufficient_scope"' in no_read["WWW-Authenticate"]
+    read_only = str(_jwt(root, aud=f"{BASE}/mcp", scp=["mcp:read"]))
+    assert _tools(_mcp(read_only))
+    write = {"name": "give_back_loan", "arguments": {"loanId": loan.pk}}
+    refused = _mcp(read_only, "tools/call", write)
+    assert refused.status_code == 403
+    assert refused["WWW-Authenticate"] == (
+        f'Bearer realm="api", error="insufficient_scope", scope="mcp:read mcp:write", '
+        f'resource_metadata="{METADATA}"'
+    )
+    assert Loan.objects.get(pk=loan.pk).status == "out"
+
+
+# --- refresh rotation -----------------------------------------------------------------
+
+
+def _refresh(client_id: str, refresh_token: str, **changes: Any) -> Any:
+    data = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": client_id}
+    return Client().post("/o/token/", {**data, **changes})
+
+
+def _stored(access: str) -> Any:
+    checksum = hashlib.sha256(access.encode()).hexdigest()
+    return get_access_token_model().objects.get(token_checksum=checksum)
+
+
+def test_a_refresh_rotates_and_keeps_the_tokens_audience(browser):
+    app = _client_app()
+    first = _exchange(_code(browser, app.client_id), app.client_id).json()
+
+    # RFC 8707 §2.2: a resource beyond the grant is refused; the refresh token survives.
+    beyond = _refresh(app.client_id, first["refresh_token"], resource="https://elsewhere.example")
+    assert beyond.status_code == 400 and beyond.json()["error"] == "invalid_target"
+
+    # Without `resource` (as most clients refresh): the new token is bound as the first.
+    second = _refresh(app.client_id, first["refresh_token"])
+    assert second.status_code == 200, second.content
+    assert second["Cache-Control"] == "no-store"
+    body = second.json()
+    assert body["refresh_token"] != first["refresh_token"]
+    assert body["access_token"] != first["access_token"]
+    assert _stored(body["access_token"]).resource == [f"{BASE}/mcp"]
+    assert set(body["scope"].split()) == {"mcp:read", "mcp:write"}
+    assert _tools(_mcp(body["access_token"]))
+
+    # The refresh token sent is spent; replaying it revokes what was issued from it.
+    replay = _refresh(app.client_id, first["refresh_token"])
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    _invalid_token(_mcp(body["access_token"]))
+    spent = _refresh(app.client_id, body["refresh_token"])
+    assert spent.status_code == 400 and spent.json()["error"] == "invalid_grant"
+
+
+# --- tokens of another authorization server (RFC 7662 introspection) ------------------
+
+# Another authorization server: django-oauth-toolkit in its own process, with its own
+# database, serving only RFC 7662 introspection. It issues the tokens below (by the
+# value the test uses) and prints its port and them; it knows a client the resource
+# server authenticates as. The resource server is this test project: the tokens are
+# not in its database, so it must ask.
+AUTHORIZATION_SERVER = r"""
+import json, sys
+from datetime import timedelta
+
+import django
+from django.conf import settings
+
+settings.configure(
+    SECRET_KEY="another-authorization-server",
+    ALLOWED_HOSTS=["127.0.0.1"],
+    INSTALLED_APPS=["django.contrib.auth", "django.contrib.contenttypes", "oauth2_provider"],
+    DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": sys.argv[1]}},
+    ROOT_URLCONF="__main__",
+    MIDDLEWARE=[],
+    USE_TZ=True,
+    PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"],
+    # Tables straight from the models: a second faster than running the migrations.
+    MIGRATION_MODULES={"auth": None, "contenttypes": None, "oauth2_provider": None},
+    OAUTH2_PROVIDER={
+        "SCOPES": {"mcp:read": "Read", "mcp:write": "Write", "openid": "OpenID"},
+        "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    },
+)
+django.setup()
+
+from django.contrib.auth import get_user_model
+from django.core.handlers.wsgi import WSGIHandler
+from django.core.management import call_command
+from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+from django.urls import path
+from django.utils import timezone
+from oauth2_provider.models import AccessToken, Application, set_token_value
+from oauth2_provider.views import IntrospectTokenView
+
+urlpatterns = [path("o/introspect/", IntrospectTokenView.as_view())]
+
+call_command("migrate", verbosity=0, run_syncdb=True)
+resource_server = Application.objects.create(
+    name="resource server", client_id="resource-server", client_secret="rs-secret",
+    client_type="confidential", authorization_grant_type="client-credentials",
+)
+host = Application.objects.create(
+    name="a host", client_type="public", authorization_grant_type="authorization-code",
+    redirect_uris="http://127.0.0.1:9/callback",
+)
+root = get_user_model().objects.create(username="root")
+resource = sys.argv[2]
+tokens = {
+    "rw": (root, "mcp:read mcp:write", [resource], 3600),
+    "read": (root, "mcp:read", [resource], 3600),
+    "elsewhere": (root, "mcp:read mcp:write", ["https://elsewhere.example/mcp"], 3600),
+    "openid": (root, "openid", [resource], 3600),
+    "expired": (root, "mcp:read mcp:write", [resource], -60),
+    "machine": (None, "mcp:read mcp:write", [resource], 3600),
+}
+for value, (user, scope, audience, seconds) in tokens.items():
+    token = AccessToken(
+        user=user, application=host, scope=scope, resource=audience,
+        expires=timezone.now() + timedelta(seconds=seconds),
+    )
+    set_token_value(token, "as-" + value)
+    token.save()
+
+class Quiet(WSGIRequestHandler):
+    def log_message(self, *args):
+        pass
+
+server = ThreadedWSGIServer(("127.0.0.1", 0), Quiet)
+server.set_app(WSGIHandler())
+print(json.dumps({"port": server.server_address[1]}), flush=True)
+server.serve_forever()
+"""
+INTROSPECTING = "affordances.mcp.oauth.OAuth2Validator"
+
+
+@pytest.fixture(scope="module")
+def authorization_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The other server's introspection endpoint; stopped after the module."""
+    database = tmp_path_factory.mktemp("other-as") / "db.sqlite3"
+    environ = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", AUTHORIZATION_SERVER, str(database), f"{BASE}/mcp"],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=environ,
+    )
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 60)
+        line = process.stdout.readline() if ready else ""
+        assert line, f"the authorization server did not start (exit {process.poll()})"
+        yield f"http://127.0.0.1:{json.loads(line)['port']}/o/introspect/"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _introspecting(url: str, **changes: Any) -> Any:
+    return override_settings(
+        OAUTH2_PROVIDER={
+            **django_settings.OAUTH2_PROVIDER,
+            "OAUTH2_VALIDATOR_CLASS": INTROSPECTING,
+            "RESOURCE_SERVER_INTROSPECTION_URL": url,
+            "RESOURCE_SERVER_INTROSPECTION_CREDENTIALS": ("resource-server", "rs-secret"),
+            **changes,
+        }
+    )
+
+
+def test_tokens_of_another_server_are_introspected_with_audience_and_scopes(
+    authorization_server, root, loan
+):
+    with _introspecting(authorization_server, RESOURCE_SERVER_INTROSPECTION_CREDENTIALS=("x", "y")):
+        _invalid_token(_mcp("as-read"))  # not a client it answers
+    with _introspecting(authorization_server):
+        rw = "as-rw"
+        tools = _tools(_mcp(rw))
+        assert "give_back_loan" in tools
+        call = {"name": "give_back_loan", "arguments": {"loanId": loan.pk}}
+        done = _mcp(rw, "tools/call", call)
+        assert done.status_code == 200 and not done.json()["result"]["isError"], done.content
+        assert Loan.objects.get(pk=loan.pk).status == "returned"
+        # Kept for the next request, bound as the other server bound it, hashed at rest.
+        cached = _stored(rw)
+        assert cached.user == root and cached.application is None and cached.token == ""
+        assert cached.resource == [f"{BASE}/mcp"]
+
+        read = _mcp("as-read", "tools/call", call)
+        assert read.status_code == 403 and 'error="insufficient_scope"' in read["WWW-Authenticate"]
+        assert _tools(_mcp("as-read")) == tools
+        assert _mcp("as-openid").status_code == 403
+        for refused in ("as-elsewhere", "as-expired", "as-machine", "as-never-issued"):
+            _invalid_token(_mcp(refused))
+
+
+class _Failing(BaseHTTPRequestHandler):
+    """Introspection endpoints that fail, each its own way (the path says how)."""
+
+    ANSWERS: ClassVar[dict[str, tuple[int, str, bytes]]] = {
+        "/500": (500, "application/json", b'{"active": true, "username": "root"}'),
+        "/html": (200, "text/html", b"<html>Sign in</html>"),
+        "/list": (200, "application/json", b'[{"active": true}]'),
+        "/string": (200, "application/json", b'"active"'),
+        "/exp": (200, "application/json", b'{"active": true, "username": "root", "exp": "soon"}'),
+        "/huge-exp": (
+            200,
+            "application/json",
+            b'{"active": true, "username": "root", "exp": 1e300}',
+        ),
+        "/int-exp": (
+            200,
+            "application/json",
+            b'{"active": true, "username": "root", "exp": 1' + b"0" * 400 + b"}",
+        ),
+        "/user": (200, "application/json", b'{"active": true, "username": {"id": 1}}'),
+        "/long-user": (
+            200,
+            "application/json",
+            json.dumps({"active": True, "username": "u" * 400}).encode(),
+        ),
+        "/scope": (200, "application/json", b'{"active": true, "username": "root", "scope": 7}'),
+        "/nul": (
+            200,
+            "application/json",
+            b'{"active": true, "username": "root", "aud": ["http://testserver/mcp\\u0000"]}',
+        ),
+        "/aud": (200, "application/json", b'{"active": true, "username": "root", "aud": {"a": 1}}'),
+        "/active-string": (200, "application/json", b'{"active": "true", "username": "root"}'),
+        "/big": (200, "application/json", b'{"active": true, "pad": "' + b"x" * 100_000 + b'"}'),
+    }
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path == "/slow":
+            time.sleep(1.5)
+        status, kind, body = self.ANSWERS.get(self.path, (200, "application/json", b"{}"))
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # /slow: the resource server gave up waiting, as it should
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def failing_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Failing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_failing_introspection_endpoint_is_a_401_challenge_never_a_500(
+    failing_server, root, monkeypatch
+):
+    from affordances.mcp.oauth import OAuth2Validator
+
+    monkeypatch.setattr(OAuth2Validator, "introspection_timeout", 0.5)
+    urls = [failing_server + path for path in [*_Failing.ANSWERS, "/slow"]]
+    urls += [f"http://127.0.0.1:{_closed_port()}/introspect/", "file:///etc/passwd"]
+    for url in urls:
+        with _introspecting(url):
+            _invalid_token(_mcp("a-token-nobody-here-knows"))
+    assert not get_access_token_model().objects.exists()  # nothing kept from them

@@ -22,24 +22,38 @@ rotation with reuse detection, RFC 8707 resource indicators bound into the grant
 the token (and checked by its bearer validation), RFC 9207 ``iss`` in the authorization
 response, RFC 7591/7592 dynamic client registration and hashed token storage. What this
 module adds: the URLs at the places MCP clients look for them, a registration endpoint
-restricted to the one grant MCP uses, and a DRF class that lets other bearer tokens
-(simplejwt's) through to the next class.
+restricted to the one grant MCP uses, a DRF class that lets other bearer tokens
+(simplejwt's) through to the next class, and a validator that makes its RFC 7662
+introspection of another server's tokens safe to rely on (:class:`OAuth2Validator`).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import http.client
 import json
+import logging
+from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.error import URLError
+from urllib.parse import urlencode, urlsplit
+from urllib.request import Request as UrlRequest
+from urllib.request import urlopen
 
+from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import URLResolver, include, path
+from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider import views as dot_views
 from oauth2_provider.contrib.rest_framework import OAuth2Authentication as _DotAuthentication
+from oauth2_provider.models import get_access_token_model
 from oauth2_provider.oauth2_backends import get_oauthlib_core
+from oauth2_provider.oauth2_validators import OAuth2Validator as _DotValidator
 from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views.dynamic_client_registration import (
     DynamicClientRegistrationManagementView,
@@ -49,6 +63,7 @@ from rest_framework.request import Request
 
 __all__ = [
     "OAuth2Authentication",
+    "OAuth2Validator",
     "RegistrationView",
     "TokenView",
     "authorization_server_urls",
@@ -60,6 +75,10 @@ GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
 RESPONSE_TYPES = frozenset({"code"})
 # A registration request is a small JSON document.
 MAX_REGISTRATION_BYTES = 64 * 1024
+# An introspection answer is a small JSON document too.
+MAX_INTROSPECTION_BYTES = 64 * 1024
+
+log = logging.getLogger("affordances.mcp.oauth")
 
 
 def _registration_error(description: str, error: str = "invalid_client_metadata") -> JsonResponse:
@@ -187,7 +206,8 @@ class OAuth2Authentication(_DotAuthentication):  # type: ignore[misc]
     know is left to the next class: a JWT-shaped one (``header.payload.signature``)
     without a database query, since django-oauth-toolkit issues opaque tokens (unless
     it is configured to issue JWTs or to introspect tokens of another server, RFC
-    7662); a token without a user (``client_credentials``) is not a caller.
+    7662); a token without a user (``client_credentials``) is not a caller, nor is
+    one of a deactivated user.
     """
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
@@ -208,8 +228,151 @@ class OAuth2Authentication(_DotAuthentication):  # type: ignore[misc]
             valid, oauth_request = get_oauthlib_core().verify_request(django_request, scopes=[])
         except ValueError as error:  # as django-oauth-toolkit's: a malformed query string
             raise SuspiciousOperation(error) from None
-        if valid and oauth_request.user is not None:
-            return oauth_request.user, oauth_request.access_token
+        user = oauth_request.user
+        # A deactivated user's tokens stop working, as simplejwt's and DRF's do (and as
+        # the login page refuses them); django-oauth-toolkit does not look.
+        if valid and user is not None and getattr(user, "is_active", True):
+            return user, oauth_request.access_token
+        if valid:
+            oauth_request.oauth2_error = {"error": "invalid_token"}
         # For authenticate_header, as django-oauth-toolkit keeps it.
         request.oauth2_error = getattr(oauth_request, "oauth2_error", {})  # type: ignore[attr-defined]
+        return None
+
+
+def _text(value: Any, max_length: int | None = None) -> bool:
+    # A string the database takes as it is: PostgreSQL refuses NUL in text and jsonb.
+    return (
+        isinstance(value, str)
+        and "\x00" not in value
+        and (max_length is None or len(value) <= max_length)
+    )
+
+
+class OAuth2Validator(_DotValidator):  # type: ignore[misc]
+    """django-oauth-toolkit's validator, for a resource server that validates the tokens
+    of another authorization server by RFC 7662 introspection
+    (``OAUTH2_PROVIDER["OAUTH2_VALIDATOR_CLASS"]``, with
+    ``RESOURCE_SERVER_INTROSPECTION_URL``; docs/howto/mcp-hosts.md#any-other-authorization-server).
+
+    It introspects as django-oauth-toolkit does — a token this database does not know is
+    posted to the introspection endpoint; an active one is kept as a local access token
+    (its ``aud`` as the token's ``resource``, its ``scope``, the user named by
+    ``username``) until its ``exp`` or ``RESOURCE_SERVER_TOKEN_CACHING_SECONDS`` — with
+    what a request path needs on top: a timeout (``introspection_timeout`` seconds;
+    django-oauth-toolkit waits forever on an endpoint that does not answer), and an
+    answer that is not a well-formed RFC 7662 document (an ``exp`` that is not a
+    number, a ``username`` that is not a string or too long for the user model, a
+    value PostgreSQL cannot store) treated as an inactive token — a 401 challenge, not
+    a 500. The deprecated ``AUTHENTICATION_SERVER_EXP_TIME_ZONE`` is not applied:
+    ``exp`` is UTC, as RFC 7662 says.
+    """
+
+    introspection_timeout: float = 5.0
+
+    def _get_token_from_authentication_server(
+        self,
+        token: str,
+        introspection_url: str,
+        introspection_token: str | None,
+        introspection_credentials: tuple[str, str] | list[str] | None,
+    ) -> Any:
+        content = self._introspect(
+            token, introspection_url, introspection_token, introspection_credentials
+        )
+        if content is None or content.get("active") is not True:
+            return None
+        user_model = get_user_model()
+        username = content.get("username")
+        max_length = getattr(
+            user_model._meta.get_field(user_model.USERNAME_FIELD), "max_length", None
+        )
+        if username is not None and not (username and _text(username, max_length)):
+            return self._malformed("username", username)
+        scope = content.get("scope", "")
+        if not _text(scope):
+            return self._malformed("scope", scope)
+        audience = content.get("aud", [])
+        audience = [audience] if isinstance(audience, str) else audience
+        if not isinstance(audience, list) or not all(_text(entry) for entry in audience):
+            return self._malformed("aud", audience)
+        cached_until = timezone.now() + timedelta(
+            seconds=oauth2_settings.RESOURCE_SERVER_TOKEN_CACHING_SECONDS
+        )
+        expires = cached_until
+        if "exp" in content:
+            exp = content["exp"]
+            if isinstance(exp, bool) or not isinstance(exp, int | float):
+                return self._malformed("exp", exp)
+            try:  # an integer too large for a float or a date, inf and nan are refused
+                expires = min(datetime.fromtimestamp(exp, tz=UTC), cached_until)
+            except (OverflowError, OSError, ValueError):
+                return self._malformed("exp", exp)
+        if not django_settings.USE_TZ:
+            expires = timezone.make_naive(expires, UTC)
+        # As django-oauth-toolkit's: the user found (or created, without permissions) by
+        # username through its hook; none for a token without one (client credentials).
+        user = self.get_or_create_user_from_content(content) if username else None
+        access_token, _created = get_access_token_model().objects.update_or_create(
+            token_checksum=hashlib.sha256(token.encode("utf-8")).hexdigest(),
+            defaults={
+                # Hashed at rest (RFC 9700) when configured so: looked up by checksum.
+                "token": "" if oauth2_settings.COMPLIANT_BCP_RFC9700_TOKEN_STORAGE else token,
+                "user": user,
+                "application": None,
+                "scope": scope,
+                "expires": expires,
+                "resource": audience,
+            },
+        )
+        return access_token
+
+    def _introspect(
+        self,
+        token: str,
+        url: str,
+        bearer: str | None,
+        credentials: tuple[str, str] | list[str] | None,
+    ) -> dict[str, Any] | None:
+        """The introspection endpoint's answer, or None when there is none to use."""
+        headers = {
+            "Accept": "application/json",
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
+        if bearer:
+            headers["Authorization"] = f"Bearer {bearer}"
+        elif credentials:
+            pair = f"{credentials[0]}:{credentials[1]}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+        if urlsplit(url).scheme.lower() not in {"http", "https"}:
+            log.warning("Introspection: %r is not an http(s) URL", url)
+            return None
+        request = UrlRequest(
+            url, data=urlencode({"token": token}).encode(), headers=headers, method="POST"
+        )
+        try:
+            with urlopen(request, timeout=self.introspection_timeout) as response:
+                status = response.status
+                body = response.read(MAX_INTROSPECTION_BYTES + 1)
+        except (URLError, OSError, ValueError, http.client.HTTPException) as error:
+            # Unreachable, refused, timed out, not http(s), or an HTTP error status.
+            log.warning("Introspection at %r failed: %s", url, error)
+            return None
+        if status != 200 or len(body) > MAX_INTROSPECTION_BYTES:
+            log.warning("Introspection at %r: status %s, %d bytes", url, status, len(body))
+            return None
+        try:
+            content = json.loads(body)
+        except ValueError:
+            log.warning("Introspection at %r: not JSON", url)
+            return None
+        if not isinstance(content, dict):
+            log.warning("Introspection at %r: not a JSON object", url)
+            return None
+        return content
+
+    @staticmethod
+    def _malformed(name: str, value: Any) -> None:
+        # Fail closed: an answer the resource server cannot read does not let a token in.
+        log.warning("Introspection: rejecting a token with a malformed %r: %.200r", name, value)
         return None

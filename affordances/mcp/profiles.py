@@ -33,7 +33,7 @@ class Profile:
     compact: bool = False
     # 409/412 problems carry `current`, the object as it is now.
     problem_current: bool = True
-    # Objects are MCP resources too (template, list, read, links from tool results).
+    # Objects are MCP resources too (template, list, read), named by their `url`.
     resources: bool = True
     # tools/list and resources/list page size; clients must not assume it.
     page_size: int = 50

@@ -1,9 +1,11 @@
 """Registered objects as MCP resources, named by their REST URL.
 
 An object's resource URI is its representation's ``url`` — the same identity on both
-faces, so a ``resource_link`` from a tool result, ``resources/read`` and a plain GET
-of the API all point at one thing. Reading one returns the representation with its
-affordances; an object the caller may not see is not found, exactly as a missing one.
+faces, so the ``url`` in a tool result, ``resources/read`` and a plain GET of the API
+all point at one thing. (Tool results carry no ``resource_link`` block beside it:
+framework clients would hand it to the model as a second result, affordances.mcp.tools.)
+Reading one returns the representation with its affordances; an object the caller may
+not see is not found, exactly as a missing one.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from affordances.mcp.transport.jsonrpc import (
 from affordances.problems import Problem
 from affordances.resources import Resource
 
-__all__ = ["link", "list_resources", "list_templates", "locate", "read_resource"]
+__all__ = ["list_resources", "list_templates", "locate", "read_resource"]
 
 MIME_TYPE = "application/json"
 _PK = "__affordances_pk__"
@@ -40,15 +42,6 @@ def _detail_url(ctx: Context, resource: Resource, pk: Any) -> str | None:
 
 def _label(resource: Resource, pk: Any) -> dict[str, str]:
     return {"name": f"{resource.name}-{pk}", "title": f"{capfirst(resource.verbose_name)} #{pk}"}
-
-
-def link(resource: Resource, representation: dict[str, Any]) -> dict[str, Any] | None:
-    """A ``resource_link`` content block to the object a tool result is about."""
-    uri = representation.get("url")
-    pk = representation.get("id")
-    if not isinstance(uri, str) or pk is None:
-        return None
-    return {"type": "resource_link", "uri": uri, **_label(resource, pk), "mimeType": MIME_TYPE}
 
 
 def list_templates(ctx: Context) -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """The catalog as MCP tools, and ``tools/call`` as the one execution path (docs/protocol.md#mcp).
 
 A tool is a catalog entry the caller may know about, rendered once more: same name,
-prose, schemas and hints, plus the operation URN in ``_meta``. Calling it reads (as
+prose, schemas (the input as model providers take it, :func:`~affordances.schemas.
+tool_input_schema`) and hints, plus the operation URN in ``_meta``. Calling it reads (as
 REST reads) or runs ``perform``/``perform_create(..., via="mcp")``; a refusal is a
 result with ``isError`` and the problem as ``structuredContent``, so the agent sees why
 and can recover. An unknown tool and a tool the caller lacks the capability for fail
@@ -15,14 +16,14 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from affordances import execution, idempotency
-from affordances.arguments import schema_errors
+from affordances.arguments import absent_nulls, schema_errors
 from affordances.catalog import get_catalog
 from affordances.entries import Shape, shaped_schema
-from affordances.mcp import reads, resources
+from affordances.mcp import reads
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
 from affordances.models import Interface
-from affordances.operations import Operation
 from affordances.problems import PROBLEM_SCHEMA, Problem
+from affordances.schemas import tool_input_schema
 
 if TYPE_CHECKING:
     from affordances.mcp.context import Context
@@ -62,20 +63,22 @@ def output_schema(
 
 
 def tool_result(
-    ctx: Context,
-    operation: Operation,
     body: dict[str, Any],
     *,
     is_error: bool = False,
     replayed: bool = False,
 ) -> dict[str, Any]:
-    """A ``CallToolResult``: the body as structured content and as the same JSON text."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": dumps(body)}]
-    about = body.get("current") if is_error else body
-    if ctx.resources and isinstance(about, dict):
-        block = resources.link(operation.resource, about)
-        if block is not None:
-            content.append(block)
+    """A ``CallToolResult``: the body as structured content, and as the same JSON in the
+    one content block (docs/protocol.md#mcp).
+
+    One text block and nothing else, so that every client reads the representation:
+    pydantic-ai hands the model ``structuredContent`` only when every block is text (a
+    ``resource_link`` beside it made that ``[representation, url]``), openai-agents
+    without ``use_structured_content`` hands it the blocks (a link: a second JSON text),
+    clients that take the first block take this one. The object's resource URI is its
+    ``url``, in the body already (:mod:`affordances.mcp.resources`).
+    """
+    content = [{"type": "text", "text": dumps(body)}]
     result: dict[str, Any] = {"content": content, "structuredContent": body, "isError": is_error}
     if replayed:
         result["_meta"] = {REPLAYED_KEY: True}
@@ -102,7 +105,9 @@ class CatalogTools:
             "name": entry["name"],
             "title": entry["title"],
             "description": entry["description"],
-            "inputSchema": entry["inputSchema"],
+            # The catalog's schema as model providers take it; tools/call still checks
+            # the arguments against the catalog's own (call_tool).
+            "inputSchema": tool_input_schema(entry["inputSchema"]),
             "outputSchema": output_schema(
                 entry["outputSchema"],
                 shape=ctx.shape,
@@ -127,8 +132,12 @@ class CatalogTools:
                 INVALID_PARAMS,
                 f'Invalid params: _meta["{IDEMPOTENCY_KEY}"] must be {idempotency.KEY_RULE}.',
             ) from None
+        # A null for an optional argument is absent (docs/protocol.md#execution): the
+        # tool's inputSchema offers it to strict-mode models; the reads take it so too.
+        arguments = absent_nulls(operation.input_schema, arguments)
         try:
-            # The tool's own inputSchema first (docs/protocol.md#mcp): "1" or 1e400 is no order id.
+            # The catalog's inputSchema first (docs/protocol.md#mcp), every bound the tool's
+            # leaves to its descriptions included: "1" or 1e400 is no order id.
             errors = schema_errors(operation.input_schema, arguments)
             if errors:
                 raise Problem.validation(errors)
@@ -155,8 +164,8 @@ class CatalogTools:
                     request=ctx.request,
                 )
             else:
-                return tool_result(ctx, operation, reads.read(ctx, operation, arguments))
+                return tool_result(reads.read(ctx, operation, arguments))
         except Problem as problem:
             body = ctx.shaped(problem.as_dict(include_current=ctx.problem_current))
-            return tool_result(ctx, operation, body, is_error=True)
-        return tool_result(ctx, operation, ctx.shaped(outcome.body), replayed=outcome.replayed)
+            return tool_result(body, is_error=True)
+        return tool_result(ctx.shaped(outcome.body), replayed=outcome.replayed)

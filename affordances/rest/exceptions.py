@@ -170,27 +170,41 @@ def unauthenticated(exc: exceptions.APIException, challenge: str | None) -> Http
 _UNSET = object()
 
 
+# Where :func:`caller` keeps its answer on DRF's request (an attribute of ours, public).
+_CALLER = "affordances_caller"
+# Where it keeps DRF's refusal of a session request without its CSRF token, raised by
+# :meth:`ProblemResponsesMixin.initial` once the route is known not to be hidden.
+_REFUSAL = "affordances_refusal"
+
+
 def caller(request: Any) -> Any:
     """The DRF request's user; invalid credentials raise DRF's authentication errors.
 
     A refusal that is not about credentials (a session POST without its CSRF token) is
-    DRF's to answer, later and as usual: the session's user is named here, and the
-    request forgets DRF's verdict (which made the Django request's user anonymous), so
-    DRF authenticates afresh and refuses it itself.
+    DRF's to answer, as usual, but only after the route is known to exist for this
+    caller: a hidden route must answer 404 whatever the request carries, or the refusal
+    would tell that the operation exists. So the session's user is the caller, and
+    DRF's verdict is kept on the request (``affordances_refusal``) for
+    :meth:`ProblemResponsesMixin.initial` to raise. The answer is kept too: DRF
+    remembers the failed authentication as an anonymous user.
     """
-    django_request = request._request
-    own = django_request.__dict__.get("user", _UNSET)
+    known = request.__dict__.get(_CALLER, _UNSET)
+    if known is not _UNSET:
+        return known
+    # The Django request's own user (the session's), before DRF's failed
+    # authentication replaces it with an anonymous one.
+    own = request._request.__dict__.get("user", _UNSET)
     try:
-        return request.user
+        user = request.user
     except (exceptions.NotAuthenticated, exceptions.AuthenticationFailed):
         raise
-    except exceptions.APIException:
+    except exceptions.APIException as refusal:
         if own is _UNSET:
             raise
-        django_request.user = own
-        for attribute in ("_user", "_auth", "_authenticator"):
-            request.__dict__.pop(attribute, None)
-        return own
+        setattr(request, _REFUSAL, refusal)
+        user = own
+    setattr(request, _CALLER, user)
+    return user
 
 
 class _Answered(exceptions.APIException):
@@ -245,6 +259,9 @@ class ProblemResponsesMixin:
         # it may not use answers what a made-up URL under the app's views does.
         if self.is_hidden_route(request):
             raise _Answered(_not_found())
+        refusal = request.__dict__.get(_REFUSAL)
+        if refusal is not None:
+            raise refusal  # DRF's own verdict (CSRF), answered as DRF answers it
         super().initial(request, *args, **kwargs)  # type: ignore[misc]
 
     def is_hidden_route(self, request: Any) -> bool:

@@ -3,41 +3,62 @@
 :class:`AutoSchema` is drf-spectacular's, stating what DRF enforces and spectacular
 leaves out: a ``CharField`` refuses ``""``, whitespace alone and NUL characters; the
 app's decimals take a JSON number or a plain decimal string, within the field's digits
-and bounds; every operation has a summary.
+and bounds; every operation has a summary and a tag. A registered resource's schema
+lists its affordances (the protocol's entries, :mod:`affordances.rest.openapi_bodies`);
+its views declare ``?affordances=``; a transition takes a body (its ``expectedVersion``
+at least), ``If-Match`` and ``Idempotency-Key``, a create ``Idempotency-Key``; answers
+declare ``ETag``, ``Idempotent-Replayed`` and ``Location`` where the views send them; the
+catalog views' bodies and their ``If-None-Match``/``304`` are stated.
 
 :func:`postprocess` (a spectacular hook): served to a caller, the document leaves out
 every operation that caller lacks the capability for (and the components only they
 used), like every other face. An operation's input refuses unknown properties, and a
-transition's also takes ``expectedVersion``. It states the uniform error model: any
-operation may answer a problem document (``application/problem+json``) with the
-statuses listed in ``ERROR_STATUSES``; HAL and HAL-FORMS bodies are described as such,
-not as the JSON representation. It names the server it is served from and states
+transition's also takes ``expectedVersion``. It states the error model: each operation
+answers the statuses of ``ERROR_STATUSES`` it can answer, each a problem document
+(``application/problem+json``), a transition's 409 and 412 with the object as
+``current``; HAL and HAL-FORMS bodies are described as such, not as the JSON
+representation. It names the server it is served from, declares every tag, and states
 ``security: []`` on operations that take no credentials.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from decimal import Decimal
-from typing import Any
+from functools import lru_cache
+from typing import Any, Literal
 
 from django.urls import NoReverseMatch, get_script_prefix, reverse
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_serializer
 from rest_framework import serializers
 
-from affordances import routes
+from affordances import registry, routes
 from affordances.catalog import get_catalog
 from affordances.constraints import narrow_property
 from affordances.encoding import canonical_json
 from affordances.entries import create_constraints
 from affordances.execution import VERSION_STRING
+from affordances.idempotency import MAX_KEY_LENGTH
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Kind
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
 from affordances.protocol import PROTOCOL_VERSION, SCHEMA_NAMES
 from affordances.rest import paging
 from affordances.rest.documentation import list_parameters, page_serializer
+from affordances.rest.openapi_bodies import (
+    AFFORDANCE_LIST_PROPERTIES,
+    CATALOG,
+    COMPONENTS,
+    ENTRY_POINT,
+    HAL,
+    HAL_FORMS,
+    SCHEMA_DOCUMENT,
+    openapi_dialect,
+    ref,
+)
 from affordances.rest.renderers import HAL_MEDIA_TYPE
+from affordances.rest.serializers import AffordancesMixin
 from affordances.schemas import add_text_rules, decimal_schema, from_openapi
 
 __all__ = ["ERROR_STATUSES", "AutoSchema", "caller_key", "postprocess"]
@@ -51,9 +72,14 @@ class AutoSchema(SpectacularAutoSchema):
     def _map_basic_serializer(self, serializer: Any, direction: str) -> Any:
         outer, self._direction = self._direction, direction
         try:
-            return super()._map_basic_serializer(serializer, direction)  # type: ignore[no-untyped-call]
+            schema = super()._map_basic_serializer(serializer, direction)  # type: ignore[no-untyped-call]
         finally:
             self._direction = outer
+        if direction == "response" and _lists_affordances(serializer):
+            # What AffordancesMixin adds to the fields: the lists, in the protocol's
+            # entries (not required: ?affordances=none leaves them out).
+            schema.setdefault("properties", {}).update(AFFORDANCE_LIST_PROPERTIES)
+        return schema
 
     def _map_serializer_field(
         self, field: Any, direction: str, bypass_extensions: bool = False
@@ -128,6 +154,10 @@ class AutoSchema(SpectacularAutoSchema):
 
     def get_request_serializer(self) -> Any:
         operation = self._operation()
+        if operation is not None and operation.input_serializer is None:
+            # A transition without inputs still takes its version in the body
+            # (_strict_inputs states it); a create without inputs takes nothing.
+            return _version_only(operation.name) if self._transition_name() else None
         if operation is not None:
             return operation.input_serializer
         return super().get_request_serializer()
@@ -177,7 +207,84 @@ class AutoSchema(SpectacularAutoSchema):
         resource = _resource_of(self.view)
         if resource is not None and self._action() == "list":
             parameters += list_parameters(resource, paged=self._drf_paginator() is None)
+        # Every answer of a resource view that carries a representation is shaped by
+        # ?affordances= (affordances.rest.serializers.affordance_shape).
+        transition = self._transition_name() is not None and self._operation() is not None
+        create = self._create() is not None
+        if resource is not None and (
+            self._action() in ("list", "retrieve") or transition or create
+        ):
+            parameters.append(_SHAPE)
+        if self._action() == "retrieve" and resource is not None:
+            parameters.append(_response_header("ETag", [200]))
+        if transition:
+            parameters += [_IF_MATCH_HEADER, _IDEMPOTENCY_KEY_HEADER]
+            parameters += [_response_header("ETag", [200]), _response_header(_REPLAYED, [200])]
+        elif create:
+            parameters.append(_IDEMPOTENCY_KEY_HEADER)
+            parameters += [
+                _response_header(name, [201]) for name in ("ETag", "Location", _REPLAYED)
+            ]
+        if self._conditional():
+            parameters += [_IF_NONE_MATCH_HEADER, _response_header("ETag", [200, 304])]
         return parameters
+
+    # -- the app's own views: the catalog, the entry point, the protocol's schemas ----
+
+    def _app_body(self) -> str | None:
+        """The component of the 2xx body of one of the app's catalog views, which
+        declare a description only (their bodies are no serializer's)."""
+        from affordances.rest import views  # (a cycle)
+
+        for view_class, component in (
+            (views.EntryPointView, ENTRY_POINT),
+            (views.OperationListView, CATALOG),
+            (views.OperationDetailView, "CatalogEntry"),
+            (views.ProtocolSchemaView, SCHEMA_DOCUMENT),
+        ):
+            if isinstance(self.view, view_class):
+                return component
+        return None
+
+    def _conditional(self) -> bool:
+        """Whether the view answers If-None-Match with 304 (the catalog and the schemas)."""
+        return self._app_body() in (CATALOG, "CatalogEntry", SCHEMA_DOCUMENT)
+
+    def _get_response_for_code(
+        self,
+        serializer: Any,
+        status_code: str,
+        media_types: Any = None,
+        direction: str = "response",
+    ) -> Any:
+        component = self._app_body()
+        if (
+            component is not None
+            and status_code.startswith("2")
+            and isinstance(serializer, OpenApiResponse)
+            and serializer.response is None
+        ):
+            serializer = OpenApiResponse(
+                response=ref(component), description=serializer.description
+            )
+        return super()._get_response_for_code(  # type: ignore[no-untyped-call]
+            serializer, status_code, media_types, direction
+        )
+
+    def _get_response_bodies(self, direction: Literal["request", "response"] = "response") -> Any:
+        responses = super()._get_response_bodies(direction)
+        if self._conditional():
+            responses["304"] = {
+                "description": "Not modified: the If-None-Match tag is the current one.",
+                "headers": self._get_response_headers_for_code("304", direction),
+            }
+        return responses
+
+    def get_tags(self) -> list[str]:
+        # spectacular tags an operation by its first path segment after the common
+        # prefix; the entry point (the prefix itself) would have none (operation-tags).
+        tags = list(super().get_tags())
+        return tags or [self.path.strip("/").rsplit("/", 1)[-1] or "api"]
 
     def get_summary(self) -> str | None:
         operation = self._operation()
@@ -196,6 +303,89 @@ class AutoSchema(SpectacularAutoSchema):
         return str(self.get_operation_id()).replace("_", " ").capitalize()
 
 
+_REPLAYED = "Idempotent-Replayed"
+_SHAPE = OpenApiParameter(
+    "affordances",
+    {"type": "string", "enum": ["none", "compact"]},
+    description="The affordance lists' shape: absent for full entries (the default), "
+    "compact for entries without what the catalog says, none for no lists "
+    "(docs/protocol.md#compact). Any other value is a validation_error.",
+)
+_IF_MATCH_HEADER = OpenApiParameter(
+    "If-Match",
+    # affordances.rest.viewsets._if_match: a quoted version, or * (any version).
+    {"type": "string", "pattern": '^\\s*("[0-9]{1,19}"|\\*)\\s*$'},
+    location=OpenApiParameter.HEADER,
+    description='The version you acted on, quoted ("3"; the affordance\'s validForVersion, '
+    "the representation's ETag), or * for any: a stale one is refused with 412 "
+    "stale_version. Or send expectedVersion; both given and different: 400.",
+)
+_IDEMPOTENCY_KEY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    # affordances.idempotency.parse_key: %x21-7E, 1 to MAX_KEY_LENGTH.
+    {"type": "string", "pattern": f"^[!-~]{{1,{MAX_KEY_LENGTH}}}$"},
+    location=OpenApiParameter.HEADER,
+    description="A retry with the same key, operation, object and arguments replays the "
+    "stored success (Idempotent-Replayed: true) and runs nothing; the same key with "
+    "anything else is 422 idempotency_key_reused, while the first still runs 409 "
+    "idempotency_key_in_use (docs/protocol.md#races).",
+)
+_IF_NONE_MATCH_HEADER = OpenApiParameter(
+    "If-None-Match",
+    {"type": "string"},
+    location=OpenApiParameter.HEADER,
+    description="ETags of representations you hold (or *): 304 when one is current.",
+)
+_RESPONSE_HEADERS: dict[str, tuple[dict[str, Any], str]] = {
+    "ETag": (
+        {"type": "string", "pattern": '^"[^"]*"$'},
+        "A strong validator: for an object, its version (send it back as If-Match).",
+    ),
+    "Location": ({"type": "string", "format": "uri"}, "The created object's URL."),
+    _REPLAYED: (
+        {"type": "string", "enum": ["true"]},
+        "Present when this is the stored success of an earlier request with the same "
+        "Idempotency-Key: nothing ran again.",
+    ),
+}
+
+
+def _response_header(name: str, statuses: list[int]) -> OpenApiParameter:
+    schema, description = _RESPONSE_HEADERS[name]
+    return OpenApiParameter(
+        name, schema, location=OpenApiParameter.HEADER, response=statuses, description=description
+    )
+
+
+@lru_cache(maxsize=256)
+def _version_only(name: str) -> type[serializers.Serializer[Any]]:
+    """The body of a transition without inputs, one component per operation
+    (``confirm_order`` → ``ConfirmOrderInput``): its ``expectedVersion``, optional."""
+    component = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", name)) + "Input"
+    body: type[serializers.Serializer[Any]] = extend_schema_serializer(component_name=component)(
+        type(
+            component,
+            (serializers.Serializer,),
+            {"expectedVersion": serializers.IntegerField(required=False)},
+        )
+    )
+    return body
+
+
+registry.derived(_version_only.cache_clear)
+
+
+def _lists_affordances(serializer: Any) -> bool:
+    """A registered model's serializer with :class:`AffordancesMixin`: its representation
+    carries the affordance lists."""
+    model = getattr(getattr(serializer, "Meta", None), "model", None)
+    return (
+        isinstance(serializer, AffordancesMixin)
+        and model is not None
+        and get_catalog().resource_for(model) is not None
+    )
+
+
 def _resource_of(view: Any) -> Any:
     model = getattr(view, "model", None)
     return get_catalog().resource_for(model) if model is not None else None
@@ -204,56 +394,49 @@ def _resource_of(view: Any) -> Any:
 def _decimal_request(field: serializers.DecimalField, mapped: dict[str, Any]) -> dict[str, Any]:
     """The decimal rule's one schema (:func:`affordances.schemas.decimal_schema`): a JSON
     number or a plain decimal string, each within the field's digits and bounds."""
-    schema: dict[str, Any] = _openapi_dialect(decimal_schema(field, mapped))
+    schema: dict[str, Any] = openapi_dialect(decimal_schema(field, mapped))
     return schema
-
-
-def _openapi_dialect(node: Any) -> Any:
-    """JSON Schema 2020-12 as OpenAPI 3.0 writes it: boolean exclusive bounds beside their
-    bound, ``const`` as an ``enum`` of one, a ``null`` branch as ``nullable``, numbers as
-    JSON numbers."""
-    if isinstance(node, list):
-        return [_openapi_dialect(item) for item in node]
-    if isinstance(node, Decimal):
-        return float(node)
-    if not isinstance(node, dict):
-        return node
-    out = {key: _openapi_dialect(value) for key, value in node.items()}
-    for exclusive, bound in (("exclusiveMaximum", "maximum"), ("exclusiveMinimum", "minimum")):
-        value = out.get(exclusive)
-        if value is not None and not isinstance(value, bool):
-            out[bound], out[exclusive] = value, True
-    if "const" in out:
-        out["enum"] = [out.pop("const")]
-    branches = out.get("anyOf")
-    if isinstance(branches, list) and {"type": "null"} in branches:
-        out["anyOf"] = [branch for branch in branches if branch != {"type": "null"}]
-        out["nullable"] = True
-        if len(out["anyOf"]) == 1:
-            out.update(out.pop("anyOf")[0])
-    return out
 
 
 ERROR_STATUSES = {
     "400": "Malformed request or invalid arguments (malformed_request, validation_error).",
-    "401": "Not authenticated.",
-    "404": "Not found — also what an object or operation you may not see looks like.",
-    "405": "Method not allowed.",
-    "406": "Not acceptable.",
-    "409": "Not available now, or an idempotency key in use.",
-    "412": "Stale version.",
-    "415": "Unsupported media type.",
-    "422": "Idempotency key reused.",
-    "429": "Too many requests.",
+    "401": "Not authenticated (not_authenticated).",
+    "404": "Not found (not_found) — also what an object or operation you may not see looks like.",
+    "405": "Method not allowed (method_not_allowed).",
+    "406": "Not acceptable (not_acceptable).",
+    "409": "Not available now (operation_not_available, with its reason and the object as "
+    "it is now), failed and rolled back (transition_failed), or an idempotency key still "
+    "in use (idempotency_key_in_use).",
+    "412": "Stale version (stale_version, with the object as it is now).",
+    "413": "Request too large (request_too_large).",
+    "415": "Unsupported media type (unsupported_media_type).",
+    "422": "Idempotency key reused for another request (idempotency_key_reused).",
+    "429": "Too many requests (throttled).",
+    "503": "The object is busy with another change (lock_timeout); nothing ran.",
 }
-_HAL_BODIES = {
-    HAL_FORMS_MEDIA_TYPE: {
-        "type": "object",
-        "description": "HAL-FORMS: `_links`, `_templates`, `_embedded`.",
-    },
-    HAL_MEDIA_TYPE: {"type": "object", "description": "HAL: `_links`, `_embedded`."},
+# Which statuses an operation may answer: every one of these; one with a body also 413
+# and 415; one that runs an operation (create, transition) also 409, 422 and 503; one on
+# an object's version (a transition) also 412.
+_EVERY_STATUS = ("400", "401", "404", "405", "406", "429")
+_BODY_STATUSES = ("413", "415")
+_RUN_STATUSES = ("409", "422", "503")
+_VERSION_STATUSES = ("412",)
+# Statuses whose problem may carry the object as it is now (docs/protocol.md#races).
+_CURRENT_STATUSES = ("409", "412")
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds after which the same request may succeed.",
+        "schema": {"type": "integer", "minimum": 0},
+    }
 }
+_HAL_BODIES = {HAL_FORMS_MEDIA_TYPE: HAL_FORMS, HAL_MEDIA_TYPE: HAL}
 _METHODS = {"get", "put", "post", "patch", "delete", "head", "options", "trace"}
+# The Problem component: PROBLEM_SCHEMA without ``current``, which only the problems of
+# a transition carry — typed there as the object (``{Resource}Problem``).
+_PROBLEM = {
+    **PROBLEM_SCHEMA,
+    "properties": {k: v for k, v in PROBLEM_SCHEMA["properties"].items() if k != "current"},
+}
 
 
 def postprocess(
@@ -266,13 +449,18 @@ def postprocess(
     for methods in result.get("paths", {}).values():
         for method, operation in methods.items():
             if method in _METHODS:
-                _complete_responses(operation)
+                _complete_responses(operation, schemas)
                 _strict_inputs(operation, schemas, user)
                 # Explicit: the token endpoints take no credentials (Redocly: security-defined).
                 operation.setdefault("security", [])
-    schemas["Problem"] = PROBLEM_SCHEMA
-    if request is not None and not result.get("servers"):
-        result["servers"] = [{"url": _server_root(request)}]
+    schemas["Problem"] = _PROBLEM
+    for name, component in COMPONENTS.items():
+        schemas.setdefault(name, component)
+    if not result.get("servers"):
+        # Paths are written from the URLconf's root: the server is this site's root —
+        # without a request (manage.py spectacular), relative to where the document is.
+        root = _server_root(request) if request is not None else get_script_prefix()
+        result["servers"] = [{"url": root.rstrip("/") or "/"}]
     protocol_schemas = _protocol_schema_urls(request)
     if protocol_schemas:
         # An extension, not a $ref: a 2020-12 schema is no OpenAPI 3.0 Schema Object.
@@ -281,7 +469,37 @@ def postprocess(
             "schemas": protocol_schemas,
         }
     _prune_components(result)
+    result["tags"] = _tags(result)
     return result
+
+
+def _tags(result: dict[str, Any]) -> list[dict[str, str]]:
+    """Every tag the operations use, described (Spectral: operation-tag-defined; Redocly:
+    tag-description): a collection's by its resource, another's by its operations."""
+    # By the tag spectacular gives their collection: its last path segment.
+    resources: dict[str, Any] = {}
+    for resource in get_catalog().resources:
+        path = routes.list_path(resource)
+        if path is not None:
+            resources[path.strip("/").rsplit("/", 1)[-1]] = resource
+    summaries: dict[str, list[str]] = {}
+    for methods in result.get("paths", {}).values():
+        for method, operation in methods.items():
+            if method in _METHODS:
+                for tag in operation.get("tags", []):
+                    summaries.setdefault(tag, []).append(str(operation.get("summary", "")))
+    tags = []
+    for name in sorted(summaries):
+        described = resources.get(name)
+        if described is not None:
+            plural = str(described.verbose_name_plural)
+            description = (
+                f"{plural[:1].upper()}{plural[1:]}: the collection, each one and its operations."
+            )
+        else:
+            description = "; ".join(dict.fromkeys(summaries[name])) + "."
+        tags.append({"name": name, "description": description})
+    return tags
 
 
 def _protocol_schema_urls(request: Any) -> dict[str, str]:
@@ -372,7 +590,7 @@ def _narrow(
         schema["required"] = required
     for name, narrowed in constraints.get("properties", {}).items():
         base = from_openapi(_resolved(schema["properties"].get(name, {}), components))
-        schema["properties"][name] = _openapi_dialect(narrow_property(base, narrowed))
+        schema["properties"][name] = openapi_dialect(narrow_property(base, narrowed))
 
 
 def _resolved(prop: Mapping[str, Any], components: Mapping[str, Any]) -> dict[str, Any]:
@@ -406,20 +624,60 @@ def _hide_operations(result: dict[str, Any], user: Any) -> None:
             del result["paths"][path]
 
 
-def _complete_responses(operation: dict[str, Any]) -> None:
+def _complete_responses(operation: dict[str, Any], schemas: dict[str, Any]) -> None:
+    """Each status the operation may answer (see ``_EVERY_STATUS``), an error always as a
+    problem document whatever the Accept header asked for; HAL bodies as HAL."""
+    found = get_catalog().lookup(str(operation.get("operationId", "")))
+    kind = None if found is None else found.kind
+    statuses = [*_EVERY_STATUS]
+    if "requestBody" in operation:
+        statuses += _BODY_STATUSES
+    if kind in (Kind.CREATE, Kind.TRANSITION):
+        statuses += _RUN_STATUSES
+    if kind == Kind.TRANSITION:
+        statuses += _VERSION_STATUSES
     responses = operation.setdefault("responses", {})
-    problem = {PROBLEM_CONTENT_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}}
+    for status in statuses:
+        responses.setdefault(status, {})
+    current = _current_problem(responses, schemas) if kind == Kind.TRANSITION else None
     for status, response in responses.items():
         content = response.get("content")
         if status.startswith("2") and content:
-            for media_type, body in _HAL_BODIES.items():
+            for media_type, component in _HAL_BODIES.items():
                 if media_type in content:
-                    content[media_type] = {"schema": body}
-        elif not status.startswith("2"):
+                    content[media_type] = {"schema": ref(component)}
+        elif not status.startswith(("1", "2", "3")):
             # Errors are problem documents, whatever the Accept header asked for.
-            response["content"] = problem
-    for status, description in ERROR_STATUSES.items():
-        responses.setdefault(status, {"description": description, "content": problem})
+            problem = current if status in _CURRENT_STATUSES and current else "Problem"
+            response["content"] = {PROBLEM_CONTENT_TYPE: {"schema": ref(problem)}}
+            if not response.get("description"):
+                response["description"] = ERROR_STATUSES.get(status, "A problem.")
+            if status in ("429", "503"):
+                response["headers"] = {**response.get("headers", {}), **_RETRY_AFTER}
+
+
+def _current_problem(responses: dict[str, Any], schemas: dict[str, Any]) -> str | None:
+    """``{Resource}Problem``: the problem document of a transition on that resource, its
+    ``current`` typed as the representation its success answers (the ``200``'s)."""
+    schema = responses.get("200", {}).get("content", {}).get("application/json", {})
+    target = str(schema.get("schema", {}).get("$ref", "")).rsplit("/", 1)[-1]
+    if not target:
+        return None
+    name = f"{target}Problem"
+    schemas.setdefault(
+        name,
+        {
+            **_PROBLEM,
+            "properties": {
+                **_PROBLEM["properties"],
+                "current": {
+                    "allOf": [ref(target)],
+                    "description": PROBLEM_SCHEMA["properties"]["current"]["description"],
+                },
+            },
+        },
+    )
+    return name
 
 
 def _refs(node: Any) -> set[str]:
@@ -443,9 +701,9 @@ def _prune_components(result: dict[str, Any]) -> None:
     pending = list(reachable)
     while pending:
         name = pending.pop()
-        for ref in _refs(schemas.get(name, {})) - reachable:
-            reachable.add(ref)
-            pending.append(ref)
+        for referred in _refs(schemas.get(name, {})) - reachable:
+            reachable.add(referred)
+            pending.append(referred)
     for name in list(schemas):
         if name not in reachable:
             del schemas[name]

@@ -150,6 +150,13 @@ class ResourceMixin(ProblemResponsesMixin):
     def resource(self) -> Resource:
         return get_catalog().registered(self.model)
 
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        # ?affordances= shapes every answer of these routes: a value it does not know is
+        # refused before anything is read or run — not only once an object is written
+        # (an empty page would take it, a transition would run and then be refused).
+        affordance_shape(request)
+
     def get_queryset(self) -> models.QuerySet[Any]:
         return reads.visible(self.resource, self.request.user)
 

@@ -6,6 +6,14 @@ suite's own fixture tools and resources (``test_simple_text``, ``test://…``) o
 capabilities this server does not advertise (prompts, logging, completions, resource
 subscriptions): each must fail, and only for that reason — both lists are explicit
 here, so a scenario that starts failing, or starts passing, is visible.
+
+Its authorization scenarios (``auth/*``) are all client scenarios in the installed
+version: each stands up its own mock authorization and resource server and checks the
+client under test, so none applies to this server (whose authorization is tested by
+tests/test_mcp_oauth.py and, with real clients, demo_tests/test_mcp_oauth_flow.py). A
+version that brings server ones fails the last test here, to be run then. The
+authorization *server* scenarios of 0.2.0-alpha.12 (``conformance authorization``) run
+in test_mcp_conformance_authorization.py, on that version.
 """
 
 from __future__ import annotations
@@ -17,10 +25,16 @@ from typing import Any
 
 import pytest
 
-from demo_tests.clients.conftest import run, token_for
+from demo_tests.clients.conftest import BIN, CLIENTS, run, token_for
 from demo_tests.conftest import Demo
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+# The pinned 0.1.16 (clients/package.json), by its own path: 0.2.0-alpha.12, installed
+# beside it as ``conformance-next`` for its authorization server scenarios, changes the
+# server scenario set, and its ``conformance`` may be the one in node_modules/.bin.
+SUITE = [
+    str(BIN / "node"),
+    str(CLIENTS / "node_modules/@modelcontextprotocol/conformance/dist/index.js"),
+]
 
 MUST_PASS = {
     "server-initialize",
@@ -89,6 +103,7 @@ def _results(directory: Path) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 @pytest.mark.parametrize("endpoint", ["/mcp", "/mcp/static", "/mcp/forms"])
 def test_the_conformance_suite_passes_what_applies_and_fails_only_for_fixtures(
     live_server: Any, demo: Demo, bearer_proxy: Any, tmp_path: Path, endpoint: str
@@ -96,7 +111,7 @@ def test_the_conformance_suite_passes_what_applies_and_fails_only_for_fixtures(
     base = bearer_proxy(live_server.url, token_for(demo.users["support"]))
     out = tmp_path / "results"
     done = run(
-        ["conformance", "server", "--url", base + endpoint, "-o", str(out)],
+        [*SUITE, "server", "--url", base + endpoint, "-o", str(out)],
         home=tmp_path,
         timeout=300,
     )
@@ -116,3 +131,25 @@ def test_the_conformance_suite_passes_what_applies_and_fails_only_for_fixtures(
         assert any(c["status"] == "SUCCESS" for c in results[name]) or (
             name == "server-sse-multiple-streams"
         ), (name, results[name])
+
+
+def _scenarios(listing: str) -> set[str]:
+    return set(re.findall(r"^\s*- (\S+)", listing, flags=re.MULTILINE))
+
+
+def test_the_installed_suite_has_authorization_scenarios_for_clients_only(
+    tmp_path: Path,
+) -> None:
+    done = run([*SUITE, "list"], home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    servers, _, clients = done.stdout.partition("Client scenarios")
+    assert servers.startswith("Server scenarios") and clients, done.stdout
+    assert _scenarios(servers) == MUST_PASS | set(EXPECTED_FAILURES) | {
+        "json-schema-2020-12",  # not in the active suite the test above runs
+        "server-sse-polling",
+    }
+    assert not {name for name in _scenarios(servers) if "auth" in name}
+    authorization = {name for name in _scenarios(clients) if name.startswith("auth/")}
+    assert {"auth/metadata-default", "auth/scope-step-up", "auth/resource-mismatch"} <= (
+        authorization
+    )

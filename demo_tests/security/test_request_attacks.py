@@ -167,6 +167,23 @@ def test_3_a_session_post_without_csrf_on_a_hidden_route_reads_as_a_missing_one(
     assert wire(hidden) == wire(missing)
 
 
+def test_3_a_session_post_without_csrf_on_a_route_it_may_use_is_refused_by_drf(
+    unchanged: Demo,
+) -> None:
+    # The route exists for this caller, so DRF's own CSRF refusal answers: a 403 problem
+    # that says so, and nothing runs.
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(unchanged.users["admin"])
+    order = unchanged.orders["demo-05"]
+    before = (order.status, order.version)
+    refused = client.post(f"/api/orders/{order.pk}/ship/", {"trackingNumber": "TRK12345678"})
+    assert refused.status_code == 403
+    assert refused["Content-Type"] == PROBLEM
+    assert "CSRF" in json.loads(refused.content)["detail"]
+    order.refresh_from_db()
+    assert (order.status, order.version) == before
+
+
 ANONYMOUS_PATHS = (
     "/api/",
     "/api/operations/",
