@@ -9,7 +9,7 @@ LLM_STAMP := $(VENV)/.installed-llm
 DOCS_STAMP := $(VENV)/.installed-docs
 PORT ?= 8000
 
-.PHONY: demo test test-library matrix docs docs-build clients bench load experiment experiment-llm experiment-llm-quick lint format clean
+.PHONY: demo test test-library matrix docs docs-build clients bench bench-peers load experiment experiment-llm experiment-llm-quick lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,21 @@ BENCH_DATABASE_URL ?= postgres://root@127.0.0.1:5432/postgres
 bench: $(STAMP)
 	DATABASE_URL=sqlite:///bench.sqlite3 $(BIN)/python manage.py bench_affordances $(BENCH_ARGS)
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python manage.py bench_affordances --if-reachable $(BENCH_ARGS)
+
+# This library next to its peers on the tutorial's help desk (bench/peers/, issue 41): plain
+# DRF, django-rest-framework-mcp and django-mcp-server, in one process, CPU per request,
+# ratios beside the goals. The peers need the MCP SDK 1.x, the dev extra the 2.x: their
+# own virtualenv, from the `peers` extra. BENCH_PEERS_ARGS="--tickets 1000 --rounds 101".
+PEERS_VENV := .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.installed-peers
+$(PEERS_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install --quiet -e '.[peers]'
+	touch $(PEERS_STAMP)
+
+bench-peers: $(PEERS_STAMP)
+	$(PEERS_VENV)/bin/python -m bench.peers.run $(BENCH_PEERS_ARGS)
 
 # Every task through interfaces A, B and C with the scripted agents, on a throwaway
 # database; the report lands in out/experiment/. EXPERIMENT_ARGS="--agent llm --repeat 3".

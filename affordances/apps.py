@@ -9,6 +9,9 @@ class AffordancesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Registers the system checks: the core's, and those of the REST face.
-        from affordances import checks  # noqa: F401
+        # Registers the system checks (the core's, and those of the REST face) and the
+        # receivers that keep the cached capabilities fresh (affordances.capabilities).
+        from affordances import capabilities, checks  # noqa: F401
         from affordances.rest import checks as rest_checks  # noqa: F401
+
+        capabilities.connect()

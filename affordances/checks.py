@@ -35,6 +35,7 @@ SETTING_CHECKS = {
     "MCP_READ_SCOPE": "affordances.E030",
     "MCP_WRITE_SCOPE": "affordances.E030",
     "MCP_REQUIRE_AUDIENCE": "affordances.E030",
+    "CAPABILITIES_CACHE": "affordances.E031",
 }
 
 
@@ -55,6 +56,38 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         except ImproperlyConfigured as exc:
             messages.append(checks.Error(str(exc), id=check_id))
     return messages
+
+
+@checks.register(deploy=True)
+def check_capabilities_cache(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """W013 (deploy): ``CAPABILITIES_CACHE`` names a per-process cache. A permission change
+    bumps the version in the process that made it; every other worker process would keep
+    serving what it cached until ``capabilities.TIMEOUT``."""
+    from django.core.cache.backends.locmem import LocMemCache
+
+    from affordances import capabilities
+    from affordances.conf import settings
+
+    try:
+        alias = settings.CAPABILITIES_CACHE
+    except ImproperlyConfigured:
+        return []  # E031's
+    if alias is None:
+        return []
+    from django.core.cache import caches
+
+    if not isinstance(caches[alias], LocMemCache):
+        return []
+    return [
+        checks.Warning(
+            f"AFFORDANCES['CAPABILITIES_CACHE'] is {alias!r}, a per-process LocMemCache: "
+            "with several worker processes a permission change reaches the others only "
+            f"after {capabilities.TIMEOUT} seconds.",
+            hint="Name a cache shared by every worker (Redis, Memcached, the database), "
+            "or set it to None to load the permissions on every request.",
+            id="affordances.W013",
+        )
+    ]
 
 
 @checks.register()

@@ -56,6 +56,9 @@ DEFAULTS: dict[str, Any] = {
     # language, version) and serve it again; False generates it on every request, for
     # projects whose own drf-spectacular hooks read more of the request than that.
     "OPENAPI_MEMO": True,
+    # The alias in CACHES keeping each caller's model-wide permissions across requests
+    # (affordances.capabilities); None: Django loads them on every request.
+    "CAPABILITIES_CACHE": "default",
 }
 
 # The longest duration setting: PostgreSQL's largest lock_timeout (2**31 - 1 ms, 24 days).
@@ -215,6 +218,18 @@ class AffordancesSettings:
         value = self._get("OPENAPI_MEMO")
         if not isinstance(value, bool):
             raise ImproperlyConfigured("AFFORDANCES['OPENAPI_MEMO'] must be True or False.")
+        return value
+
+    @property
+    def CAPABILITIES_CACHE(self) -> str | None:
+        value = self._get("CAPABILITIES_CACHE")
+        if value is None:
+            return None
+        if not isinstance(value, str) or value not in getattr(django_settings, "CACHES", {}):
+            raise ImproperlyConfigured(
+                "AFFORDANCES['CAPABILITIES_CACHE'] must be the alias of a cache in CACHES "
+                "(such as 'default'), or None."
+            )
         return value
 
     @property

@@ -49,7 +49,7 @@ from django.contrib.auth.backends import BaseBackend, ModelBackend
 from django_fsm import FSMFieldMixin, FSMMeta, Transition
 from rest_framework import serializers
 
-from affordances import registry
+from affordances import capabilities, registry
 from affordances.conf import settings
 from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, OperationSpec
 from affordances.resources import Resource
@@ -300,9 +300,11 @@ class Operation:
     def holding(self, user: Any) -> Holding:
         """What ``user`` holds of this operation before any object is read (see the
         module's docstring). ``user.has_perm`` is cached per user object by Django's
-        ``ModelBackend``: asking once per request costs no query per row."""
+        ``ModelBackend``: asking once per request costs no query per row — and, primed
+        from the shared cache (:mod:`affordances.capabilities`), none per request."""
         if not getattr(user, "is_authenticated", False):
             return _HOLDS_NOTHING
+        capabilities.prime(user)
         per_object = self.is_transition  # a create has no object; a read no permission
         return Holding.of(
             {

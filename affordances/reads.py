@@ -15,6 +15,7 @@ from typing import Any
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
 from django.db import models
 
+from affordances import capabilities
 from affordances.problems import Problem
 from affordances.resources import Resource
 from affordances.schemas import filter_query
@@ -42,6 +43,9 @@ class Page:
 
 def visible(resource: Resource, user: Any) -> models.QuerySet[Any]:
     """The objects ``user`` may see, in the registration's order."""
+    # Before the project's QUERYSET, which may ask has_perm: the request's permissions
+    # then come from the shared cache, not from ModelBackend's two queries.
+    capabilities.prime(user)
     return resource.scoped(user).order_by(*resource.ordering)
 
 

@@ -362,6 +362,14 @@ def _cache(url: str) -> dict[str, str]:
 # one counts on its own, so a shared cache (redis://, db://) makes the limit exact.
 CACHES = {"default": _cache(os.environ.get("CACHE_URL") or "locmem://")}
 
+# Each caller's permissions are kept in this cache across requests
+# (docs/howto/roles-permissions.md#the-capabilities-cache). A change is announced in the
+# cache, so a per-process LocMem (2 gunicorn workers by default) would leave the other
+# workers stale: in production it takes a shared cache; runserver is one process.
+AFFORDANCES["CAPABILITIES_CACHE"] = (
+    "default" if DEBUG or not CACHES["default"]["BACKEND"].endswith("LocMemCache") else None
+)
+
 # --- Logging --------------------------------------------------------------------------
 # Django's default sends errors with DEBUG off to mail_admins only, and there are no
 # ADMINS: a 500 was logged nowhere. Everything goes to stderr instead, where gunicorn's

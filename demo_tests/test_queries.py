@@ -15,12 +15,16 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
+from affordances import capabilities
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from orders.services import order_create
 
 
 def _list_queries(username: str, page_size: int, extra: str = "") -> tuple[int, list[dict]]:
-    # A fresh client and a fresh user object: no permission cache carried over.
+    # A fresh client and a fresh user object, and the permissions kept across requests
+    # forgotten: both sizes are measured cold (the warm request is
+    # test_a_second_request_loads_no_permissions').
+    capabilities.forget()
     client = APIClient()
     client.force_authenticate(get_user_model().objects.get(username=username))
     with CaptureQueriesContext(connection) as captured:
@@ -72,10 +76,41 @@ def test_plain_order_list_costs_the_same_queries_at_10_and_40_items(many_orders)
 
 
 def _queries(request) -> tuple[int, bytes]:
+    capabilities.forget()  # cold, as _list_queries
     with CaptureQueriesContext(connection) as captured:
         response = request()
     assert response.status_code == 200, response.content[:300]
     return len(captured.captured_queries), response.content
+
+
+def _permission_queries(request) -> list[str]:
+    with CaptureQueriesContext(connection) as captured:
+        response = request()
+    assert response.status_code == 200, response.content[:300]
+    return [q["sql"] for q in captured.captured_queries if '"auth_permission"' in q["sql"]]
+
+
+@pytest.mark.parametrize("username", ["support", "alice", "warehouse"])
+def test_a_second_request_loads_no_permissions(demo, username):
+    """ModelBackend's two queries (the user's permissions, its groups') are made once,
+    then kept across requests (affordances.capabilities): none on the next request, on
+    REST, MCP tools/list and an MCP read — the demo's QUERYSET and rules included."""
+    capabilities.forget()
+    order = demo.order("demo-01")
+    headers = _bearer(username)
+    mcp = {**headers, "MCP-Protocol-Version": "2025-11-25"}
+
+    def detail():
+        return Client().get(f"/api/orders/{order.pk}/", headers=headers)
+
+    def rpc(method: str, params: dict):
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        return lambda: Client().post("/mcp", body, content_type="application/json", headers=mcp)
+
+    assert len(_permission_queries(detail)) == 2
+    assert _permission_queries(detail) == []
+    assert _permission_queries(rpc("tools/list", {})) == []
+    assert _permission_queries(rpc("tools/call", {"name": "list_orders", "arguments": {}})) == []
 
 
 def _bearer(username: str) -> dict[str, str]:

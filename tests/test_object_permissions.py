@@ -34,6 +34,7 @@ from django_fsm import has_transition_perm
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
+from affordances import capabilities
 from affordances.catalog import get_catalog
 from affordances.entries import AffordanceLists
 from affordances.evaluation import Available, Unavailable, evaluate
@@ -367,6 +368,9 @@ def test_with_the_model_backend_alone_the_catalog_is_the_model_level_permissions
 def _list_queries(user: Any, size: int) -> tuple[int, list[tuple[str, int]]]:
     client = _api(user)
     asked_with_objects.clear()
+    # Measured cold both times: the permissions kept across requests are forgotten
+    # (tests/test_capabilities.py measures the warm request).
+    capabilities.forget()
     with CaptureQueriesContext(connection) as captured:
         response = client.get(f"/api/expenses/?page_size={size}")
     assert response.status_code == 200
