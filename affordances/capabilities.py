@@ -58,7 +58,7 @@ from django.db.models.signals import m2m_changed, post_delete, post_save
 from affordances import registry
 from affordances.conf import settings
 
-__all__ = ["TIMEOUT", "connect", "forget", "primable", "prime"]
+__all__ = ["PERMISSION_METHODS", "TIMEOUT", "connect", "forget", "primable", "prime"]
 
 logger = logging.getLogger(__name__)
 
@@ -75,16 +75,18 @@ _GROUP_CACHE = "_group_perm_cache"
 _ALL_CACHE = "_perm_cache"
 _CACHES = (_USER_CACHE, _GROUP_CACHE, _ALL_CACHE)
 
-# The methods through which a ModelBackend subclass could answer differently.
-_PERMISSION_METHODS = (
+# The methods through which a backend derived from Django's ModelBackend answers a
+# permission (for an object too: affordances.operations asks these of every backend).
+PERMISSION_METHODS = (
     "has_perm",
     "get_all_permissions",
     "get_user_permissions",
     "get_group_permissions",
     "_get_permissions",
-    "_get_user_permissions",
-    "_get_group_permissions",
 )
+# ...and those through which a subclass could load other sets than ModelBackend's: one
+# that overrides any of them is not cached.
+_PERMISSION_METHODS = (*PERMISSION_METHODS, "_get_user_permissions", "_get_group_permissions")
 
 
 def _answers_as_model_backend(backend: Any) -> bool:

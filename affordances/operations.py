@@ -95,15 +95,6 @@ _READ_ANNOTATIONS = {
 # django-fsm's permission: none, a string, or a callable ``(instance, user) -> bool``.
 Permission = str | Callable[[Any, Any], bool] | None
 
-# The methods through which a backend derived from Django's could answer for an object.
-_PERMISSION_METHODS = (
-    "has_perm",
-    "get_all_permissions",
-    "get_user_permissions",
-    "get_group_permissions",
-    "_get_permissions",
-)
-
 
 def _answers_per_object(backend: Any) -> bool:
     """Whether ``backend.has_perm(user, perm, obj)`` may say yes for an object.
@@ -123,7 +114,7 @@ def _answers_per_object(backend: Any) -> bool:
         return True
     return any(
         getattr(type(backend), name, None) is not getattr(base, name, None)
-        for name in _PERMISSION_METHODS
+        for name in capabilities.PERMISSION_METHODS
     )
 
 
