@@ -37,7 +37,7 @@ from affordances.evaluation import (
     evaluate_in_state,
     refused_by_state,
 )
-from affordances.operations import Holding, Operation
+from affordances.operations import Holding, Known, Operation
 from affordances.problems import Problem
 from affordances.resources import Resource
 
@@ -206,12 +206,19 @@ class AffordanceLists:
     """``affordances`` and ``unavailableAffordances`` of each object of one request.
 
     What does not depend on the object is worked out once, not once per row: the
-    caller's operations (``operations``: those it may know about) and what it holds of
+    caller's operations (of ``operations``, those it may know about) and what it holds of
     each without an object, URL templates, the entries' fixed parts, and per state what
     the state alone decides (the refusals of the operations that state does not allow,
     to a caller who sees them on every object); each row reads its state once and
     evaluates only the operations its state leaves open, or whose permissions only the
     object can answer.
+
+    A refusal the state decides is one entry object, shared by every row of the request
+    in that state (a page of 100 rows of a 12-transition model held a thousand copies):
+    the entries are read-only. Every reader of the library treats them so — the
+    renderers encode them, HAL-FORMS, the compact shape and MCP build their own objects
+    (:func:`shaped`, ``jsonable``), the admin reads them; code of yours that changes an
+    entry must copy it first.
     """
 
     def __init__(
@@ -227,6 +234,10 @@ class AffordanceLists:
         self.compact = shape is Shape.COMPACT
         self.version_field = resource.version_field
         self.id_argument = resource.id_argument
+        # What the caller holds of each operation, asked once: an operation it may not
+        # know about shows on no object (the catalog's rule, Operation.permits).
+        known: Known = {}
+        held = [(operation, operation.holding(user, known)) for operation in operations]
         self._operations = [
             (
                 operation,
@@ -239,12 +250,15 @@ class AffordanceLists:
                     }
                 ),
                 routes.target_template(operation, request),
-                operation.holding(user),
+                holding,
             )
-            for operation in operations
+            for operation, holding in held
+            if holding.anywhere
         ]
         # The state fields of the operations (mostly one).
-        self._fields = list({id(op.facts.field): op.facts.field for op in operations}.values())
+        self._fields = list(
+            {id(op.facts.field): op.facts.field for op, *_ in self._operations}.values()
+        )
         self._plans: dict[Any, list[_Step]] = {}
 
     def __call__(self, instance: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -258,7 +272,7 @@ class AffordanceLists:
         version = getattr(instance, self.version_field)
         for operation, state, static, target, holding, refusal in plan:
             if refusal is not None:
-                unavailable.append(dict(refusal))  # a copy per row: its reader may change it
+                unavailable.append(refusal)  # the state's, the same object on every row
                 continue
             result = evaluate_in_state(operation, instance, self.user, state, holding=holding)
             if isinstance(result, Available):
@@ -313,7 +327,8 @@ def lists_for(
         catalog = get_catalog()
         resource = catalog.resource_for(model)
         if resource is not None:
-            operations = [op for op in catalog.transitions_for(model) if op.permits(user)]
+            # The caller's operations: AffordanceLists keeps those it may know about.
+            operations = catalog.transitions_for(model)
             lists = AffordanceLists(request, user, resource, operations, shape=shape)
     per_request[key] = lists
     return lists

@@ -175,7 +175,7 @@ def perform(
     except Problem as problem:
         if problem.wants_current:
             # Rendered after the rollback: the object as it really is now.
-            current = reads.visible(resource, user).filter(pk=pk).first()
+            current = reads.one(reads.visible(resource, user), pk)
             problem.current = represent(current) if current is not None else None
         raise
     return outcome
@@ -196,7 +196,7 @@ def _run(
     request: Any,
 ) -> Outcome:
     resource = operation.resource
-    instance = _locked(reads.visible(resource, user)).filter(pk=pk).first()
+    instance = reads.one(_locked(reads.visible(resource, user)), pk)
     if instance is None:
         raise Problem.not_found()
 
@@ -502,7 +502,7 @@ def perform_edit(
         )
     pk = resource.parse_pk(pk)
     with _run_transaction():
-        instance: models.Model | None = _locked(reads.visible(resource, user)).filter(pk=pk).first()
+        instance: models.Model | None = reads.one(_locked(reads.visible(resource, user)), pk)
         if instance is None:
             raise Problem.not_found()
         changed = sorted(

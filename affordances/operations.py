@@ -59,6 +59,7 @@ __all__ = [
     "ACTOR_PARAMETER",
     "Holding",
     "Kind",
+    "Known",
     "Operation",
     "TransitionFacts",
     "build_operations",
@@ -186,6 +187,10 @@ class Holding:
 
 _HOLDS_NOTHING = Holding.of({})
 
+# One user's answers without an object, per permission and whether an object may still
+# decide (Operation.holding's ``known``).
+Known = dict[tuple[Permission, bool], bool | None]
+
 
 def _held_without_object(permission: Permission, user: Any, *, per_object: bool) -> bool | None:
     if not permission:
@@ -288,21 +293,29 @@ class Operation:
         transitions = self.transition.meta.transitions.values()
         return tuple(dict.fromkeys(t.permission or None for t in transitions))
 
-    def holding(self, user: Any) -> Holding:
+    def holding(self, user: Any, known: Known | None = None) -> Holding:
         """What ``user`` holds of this operation before any object is read (see the
         module's docstring). ``user.has_perm`` is cached per user object by Django's
         ``ModelBackend``: asking once per request costs no query per row — and, primed
-        from the shared cache (:mod:`affordances.capabilities`), none per request."""
+        from the shared cache (:mod:`affordances.capabilities`), none per request.
+
+        ``known``: the answers for this same ``user`` so far, kept by a caller asking of
+        several operations at once (one request's list: the operations of a model mostly
+        share their permissions, and Django asks every backend anew for each)."""
         if not getattr(user, "is_authenticated", False):
             return _HOLDS_NOTHING
-        capabilities.prime(user)
+        if known is None:
+            known = {}
+        if not known:
+            capabilities.prime(user)
         per_object = self.is_transition  # a create has no object; a read no permission
-        return Holding.of(
-            {
-                permission: _held_without_object(permission, user, per_object=per_object)
-                for permission in self.permissions
-            }
-        )
+        answers: dict[Permission, bool | None] = {}
+        for permission in self.permissions:
+            key = (permission, per_object)
+            if key not in known:
+                known[key] = _held_without_object(permission, user, per_object=per_object)
+            answers[permission] = known[key]
+        return Holding.of(answers)
 
     def permits(self, user: Any) -> bool:
         """Whether the caller may know about the operation (the catalog's filter; state

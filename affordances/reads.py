@@ -20,7 +20,7 @@ from affordances.problems import Problem
 from affordances.resources import Resource
 from affordances.schemas import filter_query
 
-__all__ = ["Page", "find", "list_page", "page_size", "visible", "whole_number"]
+__all__ = ["Page", "find", "list_page", "one", "page_size", "visible", "whole_number"]
 
 
 @dataclass(frozen=True)
@@ -49,9 +49,20 @@ def visible(resource: Resource, user: Any) -> models.QuerySet[Any]:
     return resource.scoped(user).order_by(*resource.ordering)
 
 
+def one(queryset: models.QuerySet[Any], pk: Any) -> Any:
+    """The object ``pk`` of ``queryset``, or None. Without the queryset's order, as
+    ``QuerySet.get()`` reads one object: one primary key is one row at most, and
+    compiling an ORDER BY no row needs was a third of the query's cost (DISTINCT ON
+    keeps it: its expressions must lead the ORDER BY)."""
+    narrowed = queryset.filter(pk=pk)
+    if not narrowed.query.distinct_fields:
+        narrowed = narrowed.order_by()
+    return next(iter(narrowed[:1]), None)
+
+
 def find(resource: Resource, user: Any, pk: Any) -> models.Model:
     """The object ``pk`` if ``user`` may see it; hidden and missing are both not_found."""
-    instance: models.Model | None = visible(resource, user).filter(pk=resource.parse_pk(pk)).first()
+    instance: models.Model | None = one(visible(resource, user), resource.parse_pk(pk))
     if instance is None:
         raise Problem.not_found()
     return instance

@@ -13,7 +13,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from django.urls import NoReverseMatch, Resolver404, ResolverMatch, resolve, reverse
+from django.urls import (
+    NoReverseMatch,
+    Resolver404,
+    ResolverMatch,
+    get_resolver,
+    get_script_prefix,
+    get_urlconf,
+    resolve,
+    reverse,
+)
+from django.utils.translation import get_language
+
+from affordances import registry
 
 if TYPE_CHECKING:
     from affordances.operations import Operation
@@ -27,6 +39,7 @@ __all__ = [
     "OPERATION_DETAIL_NAME",
     "OPERATION_LIST",
     "OPERATION_LIST_NAME",
+    "PK_PLACEHOLDER",
     "PROTOCOL_SCHEMA",
     "PROTOCOL_SCHEMA_NAME",
     "detail_path",
@@ -55,7 +68,7 @@ OPERATION_DETAIL = f"{NAMESPACE}:{OPERATION_DETAIL_NAME}"
 PROTOCOL_SCHEMA = f"{NAMESPACE}:{PROTOCOL_SCHEMA_NAME}"
 
 # Stands for an object's id in a reversed URL that is then used as a template.
-_PK_PLACEHOLDER = "__affordances_pk__"
+PK_PLACEHOLDER = "__affordances_pk__"
 
 
 def local_name(basename: str, action: str) -> str:
@@ -110,21 +123,49 @@ def is_detail(resource: Resource, match: ResolverMatch) -> bool:
     return match.view_name == name(resource.basename, "detail") and "pk" in match.kwargs
 
 
+# The paths reversed with the placeholder id, per route, script prefix and language (what
+# else reverse() reads), each with the URLconf's resolver it was reversed with: the same
+# for every request, so reversed once per process, not once per operation and request.
+# A new resolver (clear_url_caches(), another ROOT_URLCONF) reverses them again. Bound:
+# 1,024 short strings.
+_TEMPLATE_PATHS_MAX = 1024
+_template_paths: dict[tuple[str, str, str | None], tuple[Any, str | None]] = {}
+# Reversed from the URLconf and the settings.
+registry.derived(_template_paths.clear)
+
+
+def _template_path(route: str) -> str | None:
+    """``route``'s path with the placeholder as its ``pk`` (None: not in the URLconf)."""
+    resolver = get_resolver(get_urlconf())
+    key = (route, get_script_prefix(), get_language())
+    known = _template_paths.get(key)
+    if known is not None and known[0] is resolver:
+        return known[1]
+    path = path_or_none(route, pk=PK_PLACEHOLDER)
+    if len(_template_paths) >= _TEMPLATE_PATHS_MAX:
+        _template_paths.clear()
+    _template_paths[key] = (resolver, path)
+    return path
+
+
 def template(path: str | None, request: Any) -> tuple[str, str] | None:
     """A path reversed with the placeholder id as the (absolute, with a request) URL
     before and after the id."""
     if path is None:
         return None
     url = request.build_absolute_uri(path) if request is not None else path
-    before, _, after = url.partition(_PK_PLACEHOLDER)
+    before, _, after = url.partition(PK_PLACEHOLDER)
     return before, after
 
 
 def target_template(operation: Operation, request: Any) -> tuple[str, str] | None:
-    """The operation's URL before and after the object's id (reversed once per request)."""
-    return template(operation_path(operation, _PK_PLACEHOLDER), request)
+    """The operation's URL before and after the object's id (its path reversed once per
+    process, made absolute once per request)."""
+    assert operation.method_name is not None
+    route = name(operation.resource.basename, operation.method_name)
+    return template(_template_path(route), request)
 
 
 def detail_template(resource: Resource, request: Any) -> tuple[str, str] | None:
     """An object's URL before and after its id."""
-    return template(detail_path(resource, _PK_PLACEHOLDER), request)
+    return template(_template_path(name(resource.basename, "detail")), request)

@@ -24,7 +24,6 @@ if "orders" not in settings.INSTALLED_APPS:
 from django.contrib.auth.models import AbstractUser
 from rest_framework.test import APIClient
 
-from affordances.catalog import reset_catalog
 from orders.models import Order
 from orders.services import DEMO_ORDERS, seed_demo
 
@@ -101,13 +100,6 @@ def api(demo: Demo) -> Callable[[str], APIClient]:
         return client
 
     return make
-
-
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    # Tests that override AFFORDANCES reset it through setting_changed; this keeps one
-    # test's catalog from being another's starting point.
-    reset_catalog()
 
 
 @pytest.fixture(autouse=True)

@@ -3,11 +3,15 @@
 schemathesis reads the drf-spectacular document the server serves, generates requests for
 every operation in it — valid ones (positive) and ones that break the document (negative)
 — and sends them in-process through the WSGI application, authenticated with a JWT as
-several roles. Two properties, each its own test per operation and role:
+the roles whose document leaves operations out. One test per operation and role checks
+two properties on every answer:
 
 - no input, however malformed, produces a 5xx (docs/protocol.md#execution);
 - every answer is described by the document: a documented status code and media type,
   and a body and headers valid against the schema documented for them.
+
+(Both on the same generated requests: the generation is derandomized, so a second test
+for the first property alone would send exactly the same requests again.)
 
 And a third, per role, against the document that role is served: **every** check
 schemathesis has, request side included — what the document calls valid is accepted,
@@ -64,12 +68,15 @@ from orders.rules import is_customer
 from procurement.models import CostCenter, PurchaseRequest, Supplier
 
 ROLES = ("admin", "support", "warehouse", "alice")
+# The roles whose own document is not the whole API: their calls to what it leaves out
+# (hidden operations, refused as missing) must be described by the whole document too.
+# The admin is served the whole document, fuzzed with every check by the per-role test.
+NARROWER_ROLES = ROLES[1:]
 PURCHASE_REQUESTS = "/api/purchase-requests/"
 MAX_EXAMPLES = int(os.environ.get("FUZZ_OPENAPI_EXAMPLES", "12"))
 
-NO_SERVER_ERROR = [not_a_server_error]
 CONFORMANCE = [
-    not_a_server_error,
+    not_a_server_error,  # first: a 5xx is reported as such, not as a schema mismatch
     status_code_conformance,
     content_type_conformance,
     response_headers_conformance,
@@ -143,14 +150,20 @@ def _connections_kept() -> Iterator[None]:
         request_finished.connect(close_old_connections)
 
 
+_DOCUMENT: list[Any] = []
+
+
 @pytest.fixture
 def openapi(demo: Demo) -> Any:
-    """The document as the server serves it, ready to fuzz.
+    """The document as the server serves it, ready to fuzz: fetched once per process
+    (the same bytes for every test; the settings do not change between them).
 
     Fetched as the superuser: were the document ever narrowed to the caller's
     capabilities, this one still holds every operation.
     """
-    return _served(demo, "admin")
+    if not _DOCUMENT:
+        _DOCUMENT.append(_served(demo, "admin"))
+    return _DOCUMENT[0]
 
 
 def _path_parameters(demo: Demo, path: str) -> st.SearchStrategy[dict[str, Any] | None]:
@@ -369,16 +382,7 @@ def test_every_check_passes_on_the_document_each_role_is_served(demo: Demo, role
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("role", ROLES)
-@pytest.mark.parametrize(("method", "path"), OPERATIONS)
-def test_no_generated_request_produces_a_server_error(
-    openapi: Any, demo: Demo, role: str, method: str, path: str
-) -> None:
-    _fuzz(openapi, demo, role, method, path, NO_SERVER_ERROR)
-
-
-@pytest.mark.django_db
-@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("role", NARROWER_ROLES)
 @pytest.mark.parametrize(("method", "path"), OPERATIONS)
 def test_every_answer_is_described_by_the_openapi_document(
     openapi: Any, demo: Demo, role: str, method: str, path: str

@@ -40,7 +40,9 @@ def _schema(demo: Demo, username: str, **extra: str) -> Any:
 
 @pytest.fixture
 def generations(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many times an OpenAPI document is generated (drf-spectacular's own generator)."""
+    """How many times an OpenAPI document is generated (drf-spectacular's own generator),
+    from an empty memo: documents an earlier test of this process kept are forgotten."""
+    reset_catalog()
     calls: list[int] = []
     original = SchemaGenerator.get_schema
 

@@ -11,6 +11,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import AbstractUser, Group
 from django.db import transaction
 from django.db.models import Sum
@@ -117,13 +118,14 @@ def demo_request(key: str) -> PurchaseRequest:
 
 def seed_procurement_users(*, password: str) -> tuple[str, ...]:
     user_model = get_user_model()
+    hashed = make_password(password)  # one password for all: hashed once
     for username, group in DEMO_USERS.items():
         user, _ = user_model.objects.get_or_create(username=username)
         user.email = f"{username}@example.com"
         # Procurement staff may use the admin; requesters, like customers, may not.
         user.is_staff = username not in REQUESTERS
         user.is_superuser = False
-        user.set_password(password)
+        user.password = hashed
         user.save()
         user.groups.set([Group.objects.get(name=group)])
     return tuple(DEMO_USERS)
@@ -144,7 +146,7 @@ def seed_procurement(*, reset: bool = False) -> int:
     centers = _cost_centers(users)
     suppliers = _suppliers()
     _freeze(centers["FAC"])
-    created = sum(_request(spec, users, centers, suppliers) for spec in DEMO_REQUESTS)
+    created = sum(_request(spec, users, centers, suppliers, fresh=reset) for spec in DEMO_REQUESTS)
     _recompute_committed()
     return created
 
@@ -191,8 +193,11 @@ def _request(
     users: dict[str, AbstractUser],
     centers: dict[str, CostCenter],
     suppliers: dict[str, Supplier],
+    *,
+    fresh: bool = False,
 ) -> int:
-    if PurchaseRequest.objects.filter(title=title(spec)).exists():
+    # ``fresh``: every request was just deleted (the experiment resets before each run).
+    if not fresh and PurchaseRequest.objects.filter(title=title(spec)).exists():
         return 0
     status = Status(spec.status)
     amount = Decimal(spec.unit_price) * spec.quantity
@@ -211,14 +216,20 @@ def _request(
         delivery_date=today() + timedelta(days=delivery) if status in AFTER_ORDER else None,
         received_quantity=received if status in AFTER_RECEIPT else 0,
     )
+    # What needs the request's id, or follows from its state: written once more, if any.
+    later: list[str] = []
     if status in AFTER_ORDER:
         request.po_number = f"PO-{request.pk:06d}"
+        later.append("po_number")
     if status in (Status.INVOICED, Status.PAID):
         request.invoice_number = f"INV-{spec.key.upper()}"
         request.invoice_amount = Decimal(spec.invoice) if spec.invoice else amount
+        later += ["invoice_number", "invoice_amount"]
     if status == Status.PAID:
         request.payment_method = "bank_transfer"
-    request.save()
+        later.append("payment_method")
+    if later:
+        request.save(update_fields=later)
     return 1
 
 

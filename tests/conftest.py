@@ -8,15 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from affordances.catalog import reset_catalog
-
-
-@pytest.fixture(autouse=True)
-def _fresh_catalog() -> None:
-    # Tests that override AFFORDANCES reset it through setting_changed; this keeps one
-    # test's catalog from being another's starting point.
-    reset_catalog()
-
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:

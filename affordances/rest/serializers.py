@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import NoReverseMatch
 from rest_framework import serializers
 
 from affordances import routes
@@ -12,6 +13,11 @@ from affordances.catalog import get_catalog
 from affordances.entries import Shape, with_affordances
 
 __all__ = ["AffordancesMixin", "ResourceUrlField", "affordance_shape"]
+
+# Where ResourceUrlField keeps its URL templates in the serializer context (a request's):
+# per view name and format, the request and the URL before and after the id.
+_URL_TEMPLATES = "_affordances_urls"
+_Template = tuple[Any, tuple[str, str] | None]
 
 
 def affordance_shape(request: Any) -> Shape:
@@ -69,4 +75,39 @@ class ResourceUrlField(serializers.HyperlinkedIdentityField):
         if not view_name:
             basename = get_catalog().registered(type(obj)).basename
             view_name = routes.name(basename, "detail")
+        lookup = getattr(obj, self.lookup_field, None)
+        # An integer id (most models') goes into the URL as its digits, whatever the rest
+        # of the URL is: the URL is reversed once per request around a placeholder, not
+        # once per row (a namespaced reverse was the most expensive part of a list row).
+        # Other ids, and unsaved objects, are DRF's own.
+        if type(lookup) is int and obj.pk not in (None, "") and request is not None:
+            template = self._template(view_name, request, format)
+            if template is not None:
+                return f"{template[0]}{lookup}{template[1]}"
         return super().get_url(obj, view_name, request, format)
+
+    def _template(self, view_name: str, request: Any, format: Any) -> tuple[str, str] | None:
+        """DRF's URL of ``view_name`` for this request around the placeholder id, kept in
+        the serializer context with the request it is for (a context kept longer than its
+        request never hands a URL on); None: DRF reverses each row."""
+        context: Any = self.context  # the root serializer's dict (DRF's stubs: a Mapping)
+        templates: dict[tuple[str, Any], _Template] = context.setdefault(_URL_TEMPLATES, {})
+        key = (view_name, format)
+        known = templates.get(key)
+        if known is not None and known[0] is request:
+            return known[1]
+        try:
+            url = self.reverse(
+                view_name,
+                kwargs={self.lookup_url_kwarg: routes.PK_PLACEHOLDER},
+                request=request,
+                format=format,
+            )
+        except NoReverseMatch:
+            url = ""  # DRF's error, raised row by row as before
+        parts = str(url).split(routes.PK_PLACEHOLDER)
+        # Exactly one placeholder: the id's place is known (a host or a query that repeats
+        # the placeholder leaves it to DRF).
+        template = (parts[0], parts[1]) if len(parts) == 2 else None
+        templates[key] = (request, template)
+        return template

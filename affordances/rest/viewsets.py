@@ -171,7 +171,7 @@ class ResourceMixin(ProblemResponsesMixin):
 
     def get_object(self) -> Any:
         lookup = self.kwargs.get("pk")
-        instance = self.get_queryset().filter(pk=self.resource.parse_pk(lookup)).first()
+        instance = reads.one(self.get_queryset(), self.resource.parse_pk(lookup))
         if instance is None:
             raise Problem.not_found()
         self.check_object_permissions(self.request, instance)  # type: ignore[attr-defined]

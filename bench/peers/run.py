@@ -16,9 +16,10 @@ The caller is a staff user who is not a superuser, holding the permissions throu
 group, with one simplejwt bearer token on every face. Each request is one WSGI call; its
 cost is the process's CPU time around that call (``time.process_time_ns``: every thread,
 so django-mcp-server's event-loop thread counts too), and the garbage collections that
-started during it (``gc.callbacks``). All the faces run once per round, rotated, round
-after round, so every pair sees the same machine; a transition runs on a row of its own,
-reset outside the measurement. Medians per request, and per comparison the ratio of the
+started during it (``gc.callbacks``). All the faces run once per round, rotated, and
+backwards every other round, round after round, so every pair sees the same machine and
+each face of a pair runs first as often as second; a transition runs on a row of its
+own, reset outside the measurement. Medians per request, and per comparison the ratio of the
 medians beside issue 41's goal.
 
 ``python -m bench.peers.run [--tickets 1000] [--rounds 101] [--page 100]``; the
@@ -194,7 +195,15 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         for index in range(args.warmup + args.rounds):
             measured = index >= args.warmup
             shift = index % len(faces)
-            for face in faces[shift:] + faces[:shift]:
+            order = faces[shift:] + faces[:shift]
+            if index % 2:
+                # Backwards every other round. The faces compared are neighbours (this
+                # library, then its peer), and a request right after a different kind
+                # of request costs more (cold caches: up to 1.5x for a detail after a
+                # transition); rotated alone, the peer always ran second, after the
+                # same request as ours. Backwards, each runs first as often as second.
+                order.reverse()
+            for face in order:
                 environ = wsgi.environ(face)
                 gen0, _, gen2 = counter.started
                 before = time.process_time_ns()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from demo_tests.conftest import (  # noqa: F401
-    _fresh_catalog,
     _fresh_throttles,
     api,
     demo,
