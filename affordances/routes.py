@@ -154,7 +154,9 @@ def template(path: str | None, request: Any) -> tuple[str, str] | None:
     if path is None:
         return None
     url = request.build_absolute_uri(path) if request is not None else path
-    before, _, after = url.partition(PK_PLACEHOLDER)
+    # The last one: a script prefix may (absurdly) contain the placeholder; the route's
+    # own segments after the id never do.
+    before, _, after = url.rpartition(PK_PLACEHOLDER)
     return before, after
 
 

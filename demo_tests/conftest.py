@@ -27,6 +27,38 @@ from rest_framework.test import APIClient
 from orders.models import Order
 from orders.services import DEMO_ORDERS, seed_demo
 
+# The longest modules first: pytest-xdist hands tests to its workers in collection order,
+# so a long test collected last keeps one worker busy after the other has run out of
+# work (with two workers, the suite is as long as its busier worker).
+LONGEST_FIRST = (
+    "experiment/tests/test_experiment_controls.py",
+    "demo_tests/test_fuzz_openapi.py",
+    "experiment/tests/test_experiment_llm.py",
+    "demo_tests/clients",
+    "demo_tests/security/test_deploy_attacks.py",
+    "demo_tests/test_interfaces.py",
+    "demo_tests/security/test_admin_rules.py",
+    "demo_tests/test_fuzz_mcp.py",
+    "demo_tests/security/test_redos.py",
+    "demo_tests/security/test_request_attacks.py",
+    "demo_tests/test_providers.py",
+    "demo_tests/test_admin_browser.py",
+    "demo_tests/test_mcp_oauth_flow.py",
+    "demo_tests/test_bench_command.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::")[0]
+        return next(
+            (n for n, first in enumerate(LONGEST_FIRST) if path.startswith(first)),
+            len(LONGEST_FIRST),
+        )
+
+    items.sort(key=rank)  # stable: each module keeps its own order
+
+
 DEMO_PASSWORD = "demo-password-for-tests"
 ROLES = ("admin", "support", "warehouse", "supervisor", "auditor", "alice", "bob")
 

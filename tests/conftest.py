@@ -8,6 +8,18 @@ from pathlib import Path
 
 import pytest
 
+# The longest modules first (a new project in a virtualenv each): pytest-xdist hands
+# tests out in collection order, and a long one collected last would run alone.
+LONGEST_FIRST = ("tests/test_adoption_existing.py", "tests/test_adoption.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::")[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: each module keeps its own order
+
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
