@@ -22,8 +22,8 @@ table; tox would need a plugin or wrapper scripts for each of those steps, and t
 matrix would no longer be in one file.
 
 **Why the Python 3.13 cells run a subset.** ``.ci/run`` has 20 minutes on 2 cores and the
-whole suite takes about 5½ minutes on SQLite and 7 on PostgreSQL (``-n 2``): the LTS
-cell alone, with lint and types, is 13 of them. The Python 3.13 cells therefore run the
+whole suite takes about 5 minutes on SQLite and 6 on PostgreSQL (``-n 2``): the LTS
+cell alone, with lint and types, is 12 of them. The Python 3.13 cells therefore run the
 library's own tests — ``tests/``, its behaviour on its own test models with minimal
 settings and the demo made unimportable (``-p tests.no_demo``), including the adoption
 test that installs the wheel into a new project — and leave out what tests the

@@ -48,7 +48,8 @@ LONGEST_FIRST = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(tryfirst=True)  # before pytest-django's, whose stable sort then puts the
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:  # transactional last
     def rank(item: pytest.Item) -> int:
         path = item.nodeid.split("::")[0]
         return next(

@@ -265,12 +265,25 @@ def _demo_pks() -> dict[str, int]:
     """Seed keys → ids: the demo orders (``demo-05``) and purchase requests (``pr-05``)."""
     from orders.models import Order
     from orders.services import DEMO_ORDERS
-    from procurement.demo import DEMO_REQUESTS, demo_request
+    from procurement.demo import DEMO_REQUESTS, title
+    from procurement.models import PurchaseRequest
 
-    orders = {
-        spec.key: Order.objects.get(description=f"Demo order {spec.key}").pk for spec in DEMO_ORDERS
-    }
-    return {**orders, **{spec.key: demo_request(spec.key).pk for spec in DEMO_REQUESTS}}
+    # Two queries, not one per object: this runs before every run.
+    descriptions = {f"Demo order {spec.key}": spec.key for spec in DEMO_ORDERS}
+    titles = {title(spec): spec.key for spec in DEMO_REQUESTS}
+    found = [
+        (descriptions[description], pk)
+        for description, pk in Order.objects.filter(description__in=descriptions).values_list(
+            "description", "pk"
+        )
+    ] + [
+        (titles[name], pk)
+        for name, pk in PurchaseRequest.objects.filter(title__in=titles).values_list("title", "pk")
+    ]
+    pks = dict(found)
+    if len(found) != len(descriptions) + len(titles) or len(pks) != len(found):
+        raise LookupError("The demo data is not as seeded: run reset_demo_data() first.")
+    return pks
 
 
 def _token(username: str) -> str:
