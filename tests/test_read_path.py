@@ -340,6 +340,21 @@ def test_unsaved_objects_and_unknown_routes_are_drfs_answers(project):
         Broken(ticket, context=context).data  # noqa: B018
 
 
+def test_fields_naming_one_view_with_other_keywords_share_no_template(project):
+    # One context, two fields of the same view: the second's keyword is not the route's,
+    # so DRF refuses it — a template kept for the first must not answer for it.
+    class TwoLinks(ticket_app.TicketSerializer):
+        other = ResourceUrlField(lookup_url_kwarg="id")
+
+        class Meta(ticket_app.TicketSerializer.Meta):
+            fields = [*ticket_app.TicketSerializer.Meta.fields, "other"]
+
+    ticket = Ticket.objects.create()
+    context = {"request": _request("/v2/tickets/"), "affordances": False}
+    with pytest.raises(ImproperlyConfigured):
+        TwoLinks(ticket, context=context).data  # noqa: B018
+
+
 # --- the kept paths follow the URLconf -----------------------------------------------------
 
 

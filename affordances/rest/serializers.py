@@ -15,7 +15,7 @@ from affordances.entries import Shape, with_affordances
 __all__ = ["AffordancesMixin", "ResourceUrlField", "affordance_shape"]
 
 # Where ResourceUrlField keeps its URL templates in the serializer context (a request's):
-# per view name and format, the request and the URL before and after the id.
+# per view name, format and URL keyword, the request and the URL before and after the id.
 _URL_TEMPLATES = "_affordances_urls"
 _Template = tuple[Any, tuple[str, str] | None]
 
@@ -91,8 +91,10 @@ class ResourceUrlField(serializers.HyperlinkedIdentityField):
         the serializer context with the request it is for (a context kept longer than its
         request never hands a URL on); None: DRF reverses each row."""
         context: Any = self.context  # the root serializer's dict (DRF's stubs: a Mapping)
-        templates: dict[tuple[str, Any], _Template] = context.setdefault(_URL_TEMPLATES, {})
-        key = (view_name, format)
+        templates: dict[tuple[str, Any, str], _Template] = context.setdefault(_URL_TEMPLATES, {})
+        # Every argument of the reverse below: two fields of one context naming the same
+        # view with other URL keywords must not share a template.
+        key = (view_name, format, self.lookup_url_kwarg)
         known = templates.get(key)
         if known is not None and known[0] is request:
             return known[1]
