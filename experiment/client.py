@@ -193,10 +193,10 @@ def _reuse_compiled_validator(client: Any, name: str) -> str | None:
     if not isinstance(schemas, dict) or not isinstance(validators, dict):
         return None  # another SDK version: it compiles its own
     schema = schemas.get(name)
-    if schema is None:
-        return None
-    key = json.dumps(schema, sort_keys=True)
-    if name not in validators and key in _COMPILED:
+    if schema is None or name in validators:
+        return None  # nothing to validate, or compiled already in this session
+    key = json.dumps(schema, sort_keys=True)  # once per tool and session
+    if key in _COMPILED:
         validators[name] = _COMPILED[key]
     return key
 
