@@ -32,9 +32,11 @@ from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.evaluation import (
     Available,
+    Checked,
+    InState,
     Unavailable,
     evaluate,
-    evaluate_in_state,
+    read_state,
     refused_by_state,
 )
 from affordances.operations import Holding, Known, Operation
@@ -194,12 +196,31 @@ def shaped(representation: Any, shape: Shape) -> Any:
 
 # -- what applies now -------------------------------------------------------------------
 
-# An operation, its object's state, the entry's fixed part, the target URL around the
-# object's id, what the caller holds of it without an object, and the refusal when the
-# state alone decides it.
-_Step = tuple[
-    Operation, Any, dict[str, Any], tuple[str, str] | None, Holding, dict[str, Any] | None
-]
+# Each operation for the objects of one state: the refusal the state decides, or what
+# the object is asked (the operation in that state), the entry's fixed part and the
+# target URL around the object's id.
+_Step = dict[str, Any] | tuple[InState, dict[str, Any], tuple[str, str] | None]
+
+
+class _Plan:
+    """The operations for the objects of one state, in the catalog's order: ``open``,
+    those each object is asked (with their places), and ``refusals``, the unavailable
+    list of an object that adds no refusal of its own (one list, shared by those rows)."""
+
+    __slots__ = ("open", "refusals", "steps")
+
+    def __init__(self, steps: list[_Step]) -> None:
+        self.steps = steps
+        self.open = [(place, step) for place, step in enumerate(steps) if isinstance(step, tuple)]
+        self.refusals = [step for step in steps if isinstance(step, dict)]
+
+    def merged(self, own: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+        """The unavailable list of an object with refusals of its own, in their places."""
+        return [
+            step if isinstance(step, dict) else own[place]
+            for place, step in enumerate(self.steps)
+            if isinstance(step, dict) or place in own
+        ]
 
 
 class AffordanceLists:
@@ -211,14 +232,17 @@ class AffordanceLists:
     the state alone decides (the refusals of the operations that state does not allow,
     to a caller who sees them on every object); each row reads its state once and
     evaluates only the operations its state leaves open, or whose permissions only the
-    object can answer.
+    object can answer. Each distinct constraint is checked once per request
+    (:func:`affordances.evaluation.constraints_for`).
 
-    A refusal the state decides is one entry object, shared by every row of the request
-    in that state (a page of 100 rows of a 12-transition model held a thousand copies):
-    the entries are read-only. Every reader of the library treats them so — the
-    renderers encode them, HAL-FORMS, the compact shape and MCP build their own objects
-    (:func:`shaped`, ``jsonable``), the admin reads them; code of yours that changes an
-    entry must copy it first.
+    What rows have in common is one object, shared by them: a refusal the state decides
+    (a page of 100 rows of a 12-transition model held a thousand copies), the
+    unavailable list of a state when no row of it adds a refusal of its own, a
+    constraint spelled alike (``{}`` mostly), a row's ``arguments``. Fewer objects per row is less for the
+    garbage collector to walk. The lists and their entries are read-only: every reader
+    of the library treats them so — the renderers encode them, HAL-FORMS, the compact
+    shape and MCP build their own objects (:func:`shaped`, ``jsonable``), the admin
+    reads them; code of yours that changes one must copy it first.
     """
 
     def __init__(
@@ -233,6 +257,7 @@ class AffordanceLists:
         self.user = user
         self.compact = shape is Shape.COMPACT
         self.version_field = resource.version_field
+        self.pk_attname = resource.model._meta.pk.attname
         self.id_argument = resource.id_argument
         # What the caller holds of each operation, asked once: an operation it may not
         # know about shows on no object (the catalog's rule, Operation.permits).
@@ -259,46 +284,61 @@ class AffordanceLists:
         self._fields = list(
             {id(op.facts.field): op.facts.field for op, *_ in self._operations}.values()
         )
-        self._plans: dict[Any, list[_Step]] = {}
+        self._plans: dict[Any, _Plan] = {}
+        self._checked: Checked = {}
 
     def __call__(self, instance: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        available: list[dict[str, Any]] = []
-        unavailable: list[dict[str, Any]] = []
-        states = tuple(field.get_state(instance) for field in self._fields)
+        fields = self._fields
+        if len(fields) == 1:
+            states: Any = read_state(fields[0], instance)
+        else:
+            states = tuple(read_state(field, instance) for field in fields)
         plan = self._plans.get(states)
         if plan is None:
-            plan = self._plans[states] = self._plan(states)
-        pk = instance.pk
+            plan = self._plans[states] = self._plan(states if len(fields) != 1 else (states,))
+        available: list[dict[str, Any]] = []
+        # The row's own refusals, by their place in the plan (mostly none).
+        own: dict[int, dict[str, Any]] | None = None
+        pk = getattr(instance, self.pk_attname)
         version = getattr(instance, self.version_field)
-        for operation, state, static, target, holding, refusal in plan:
-            if refusal is not None:
-                unavailable.append(refusal)  # the state's, the same object on every row
-                continue
-            result = evaluate_in_state(operation, instance, self.user, state, holding=holding)
+        arguments: dict[str, Any] | None = None  # the same for each entry of the row
+        user, checked = self.user, self._checked
+        for place, (in_state, static, target) in plan.open:
+            result = in_state.evaluate(instance, user, checked)
             if isinstance(result, Available):
+                if arguments is None:
+                    arguments = {self.id_argument: pk}
+                # In the shape's own order (compact_entry's for the compact one).
                 entry = {
                     **static,
                     "target": f"{target[0]}{pk}{target[1]}" if target else None,
-                    "arguments": {self.id_argument: pk},
-                    "constraints": result.constraints,
-                    "validForVersion": version,
+                    "arguments": arguments,
                 }
-                available.append(self._shaped(entry))
+                if result.constraints or not self.compact:
+                    entry["constraints"] = result.constraints
+                entry["validForVersion"] = version
+                available.append(entry)
             elif isinstance(result, Unavailable):
-                unavailable.append(self._refusal(operation, result.reason))
-        return available, unavailable
+                if own is None:
+                    own = {}
+                own[place] = self._refusal(in_state.operation, result.reason)
+        if own is None:
+            return available, plan.refusals  # the state's list, the same on every such row
+        return available, plan.merged(own)
 
-    def _plan(self, states: tuple[Any, ...]) -> list[_Step]:
+    def _plan(self, states: tuple[Any, ...]) -> _Plan:
         """Each operation for an object in ``states``: its refusal when the state alone
-        decides it, else None (the object decides)."""
+        decides it, else what the object is asked."""
         by_field = {id(field): state for field, state in zip(self._fields, states, strict=True)}
-        plan = []
+        steps: list[_Step] = []
         for operation, static, target, holding in self._operations:
             state = by_field[id(operation.facts.field)]
             refused = refused_by_state(operation, state, holding)
-            refusal = self._refusal(operation, refused.reason) if refused is not None else None
-            plan.append((operation, state, static, target, holding, refusal))
-        return plan
+            if refused is not None:
+                steps.append(self._refusal(operation, refused.reason))
+            else:
+                steps.append((InState(operation, state, holding), static, target))
+        return _Plan(steps)
 
     def _shaped(self, entry: dict[str, Any]) -> dict[str, Any]:
         return compact_entry(entry) if self.compact else entry

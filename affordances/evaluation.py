@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from django_fsm import Transition
+from django_fsm import FSMFieldMixin, Transition
 
 from affordances import registry
 from affordances.constraints import ConstraintWidens, assert_narrows
@@ -25,12 +25,15 @@ from affordances.operations import Holding, Operation
 
 __all__ = [
     "Available",
+    "Checked",
     "Evaluation",
     "Unavailable",
     "constraints_for",
     "evaluate",
     "evaluate_in_state",
+    "InState",
     "evaluate_permitted",
+    "read_state",
     "refused_by_state",
 ]
 
@@ -77,12 +80,18 @@ def evaluate_permitted(
     """:func:`evaluate` with what the caller holds without an object (``holding``, from
     :meth:`Operation.holding`) worked out already: lists do it once per request, not
     once per row."""
-    state = operation.facts.field.get_state(instance)
+    state = read_state(operation.facts.field, instance)
     return evaluate_in_state(operation, instance, user, state, holding=holding)
 
 
 def evaluate_in_state(
-    operation: Operation, instance: Any, user: Any, state: Any, *, holding: Holding | None = None
+    operation: Operation,
+    instance: Any,
+    user: Any,
+    state: Any,
+    *,
+    holding: Holding | None = None,
+    checked: Checked | None = None,
 ) -> Evaluation:
     """:func:`evaluate_permitted` with the object's ``state`` already read (a list reads it
     once per row for all the operations on its field).
@@ -90,26 +99,64 @@ def evaluate_in_state(
     None when the caller holds none of the operation's transitions on this object; the
     state's refusal when no transition leaves ``state`` — or when the caller may run the
     method from another state only (it holds another source's permission, not this
-    one's); then each condition, each guard."""
+    one's); then each condition, each guard. ``checked``: the constraints checked already
+    in this request (:func:`constraints_for`)."""
     if holding is None:
         holding = operation.holding(user)
-    fsm_transition, refusal = _in_state(operation, state)
-    shown, permitted = holding.on(instance, user, fsm_transition)
-    if not shown:
-        return None
-    if refusal is not None:
-        return refusal
-    if not permitted:
-        return _state_refusal(operation, state)
-    assert fsm_transition is not None
-    for check in fsm_transition.conditions:
-        if not check(instance):
-            return Unavailable(operation, condition_reason(check))
-    spec = operation.spec
-    for rule in spec.guards if spec else ():
-        if not rule(instance, user):
-            return Unavailable(operation, condition_reason(rule))
-    return _constrained(operation, instance, user)
+    return InState(operation, state, holding).evaluate(instance, user, checked)
+
+
+class InState:
+    """One operation for the objects of one state and one caller: what the state and what
+    the caller holds without an object decide, worked out once (a list does it once per
+    state and request); :meth:`evaluate` asks each object the rest — the object-level
+    permissions, the conditions, the guards, the constraints."""
+
+    __slots__ = ("held", "holding", "operation", "refusal", "state", "transition")
+
+    def __init__(self, operation: Operation, state: Any, holding: Holding) -> None:
+        self.operation = operation
+        self.state = state
+        self.holding = holding
+        self.transition, self.refusal = _in_state(operation, state)
+        # Held model-wide: shown and permitted on every object without asking it (most
+        # operations of most callers).
+        self.held = self.transition is not None and bool(
+            holding.answers.get(self.transition.permission or None)
+        )
+
+    def evaluate(self, instance: Any, user: Any, checked: Checked | None = None) -> Evaluation:
+        """:func:`evaluate_in_state` for an object in this state."""
+        operation, fsm_transition = self.operation, self.transition
+        if not self.held:
+            shown, permitted = self.holding.on(instance, user, fsm_transition)
+            if not shown:
+                return None
+            if self.refusal is not None:
+                return self.refusal
+            if not permitted:
+                return _state_refusal(operation, self.state)
+        assert fsm_transition is not None
+        for check in fsm_transition.conditions:
+            if not check(instance):
+                return Unavailable(operation, condition_reason(check))
+        spec = operation.spec
+        for rule in spec.guards if spec else ():
+            if not rule(instance, user):
+                return Unavailable(operation, condition_reason(rule))
+        return _constrained(operation, instance, user, checked)
+
+
+def read_state(field: FSMFieldMixin, instance: Any) -> Any:
+    """``field.get_state(instance)``, without the descriptor django-fsm builds on each call
+    when the value is loaded already (a list reads a state on every row); a deferred
+    state, or a field with its own ``get_state``, is django-fsm's."""
+    if type(field).get_state is FSMFieldMixin.get_state:
+        try:
+            return instance.__dict__[field.attname]
+        except KeyError:
+            pass
+    return field.get_state(instance)
 
 
 def refused_by_state(operation: Operation, state: Any, holding: Holding) -> Unavailable | None:
@@ -155,9 +202,11 @@ def _state_refusal(operation: Operation, state: Any) -> Unavailable:
     return Unavailable(operation, reason)
 
 
-def _constrained(operation: Operation, instance: Any, user: Any) -> Available | Unavailable:
+def _constrained(
+    operation: Operation, instance: Any, user: Any, checked: Checked | None = None
+) -> Available | Unavailable:
     try:
-        return Available(operation, constraints_for(operation, instance, user))
+        return Available(operation, constraints_for(operation, instance, user, checked))
     except ConstraintWidens:
         # A declaration bug (the system check probes for it): fail closed — offering the
         # unnarrowed schema would let through what the policy refuses — and say so in
@@ -166,13 +215,43 @@ def _constrained(operation: Operation, instance: Any, user: Any) -> Available | 
         return Unavailable(operation, MISCONFIGURED_REASON)
 
 
-def constraints_for(operation: Operation, instance: Any, user: Any) -> dict[str, Any]:
-    """The operation's narrowing of its input schema for this object and caller."""
+# Constraints found to narrow during one request, per operation, by their exact spelling
+# (``repr``: JSON's 1, 1.0, true and "1" stay apart, as equality would not keep them):
+# the rows of a page mostly share a few, and each is checked — and kept — once.
+Checked = dict[Operation, dict[str, dict[str, Any]]]
+# Distinct constraints kept per operation and request: a rule that narrows each row its
+# own way (a bound from the row's amount) is checked row by row past it, and holds no
+# more memory than this.
+_CHECKED_MAX = 64
+
+
+def constraints_for(
+    operation: Operation, instance: Any, user: Any, checked: Checked | None = None
+) -> dict[str, Any]:
+    """The operation's narrowing of its input schema for this object and caller.
+
+    With ``checked`` (one request's, :class:`affordances.entries.AffordanceLists`), a
+    constraint spelled like one checked already is that one: the same object, read-only,
+    shared by the rows it applies to."""
     spec = operation.spec
-    if spec is None or spec.constraints is None:
+    rule = spec.constraints if spec is not None else None
+    if rule is None and checked is None:
         return {}
-    constraints = dict(spec.constraints(instance, user) or {})
+    declared = (rule(instance, user) if rule is not None else None) or {}
+    seen = None
+    if checked is not None:
+        seen = checked.get(operation)
+        if seen is None:
+            seen = checked[operation] = {}
+    key = repr(declared) if seen is not None and len(seen) < _CHECKED_MAX else None
+    if key is not None and seen is not None:
+        known = seen.get(key)
+        if known is not None:
+            return known
+    constraints = dict(declared)
     # A constraint that widens would advertise arguments the catalog forbids:
     # refuse it loudly rather than let two schemas disagree.
     assert_narrows(operation.input_schema, constraints)
+    if key is not None and seen is not None:
+        seen[key] = constraints
     return constraints

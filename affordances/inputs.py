@@ -17,8 +17,10 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import RegexValidator
+from django.utils import translation
 from rest_framework import serializers
 
+from affordances import registry
 from affordances.constraints import conjoined_pattern, inclusive_bounds
 from affordances.schemas import (
     SchemaValidator,
@@ -166,12 +168,37 @@ def _label(name: str) -> str:
     return " ".join(word.strip() for word in words if word.strip()).capitalize()
 
 
+# Each input serializer's fields narrowed by one constraint, in one language (labels and
+# choices are translated when built): what an input serializer says is fixed for the
+# process, as the catalog's schemas are, so the fields are built once per constraint —
+# not on every HAL-FORMS response, OPTIONS or form. Forgotten with the catalog
+# (affordances.registry); bound: 1,024 entries (a constraint spelled per object, a
+# bound from its amount, fills it; then it is cleared).
+_FIELDS_MAX = 1024
+_FIELDS: dict[tuple[type[Any], str, str | None], tuple[InputField, ...]] = {}
+registry.derived(_FIELDS.clear)
+
+
 def input_fields(
     input_serializer: type[serializers.Serializer[Any]] | None, constraints: dict[str, Any]
 ) -> list[InputField]:
     """The writable fields of ``input_serializer``, narrowed by ``constraints``."""
     if input_serializer is None:
         return []
+    # repr tells JSON values apart exactly (1 and "1", 1.0 and 1; true and 1).
+    key = (input_serializer, repr(constraints), translation.get_language())
+    known = _FIELDS.get(key)
+    if known is None:
+        known = _build(input_serializer, constraints)
+        if len(_FIELDS) >= _FIELDS_MAX:
+            _FIELDS.clear()
+        _FIELDS[key] = known
+    return list(known)
+
+
+def _build(
+    input_serializer: type[serializers.Serializer[Any]], constraints: dict[str, Any]
+) -> tuple[InputField, ...]:
     properties = constraints.get("properties", {})
     required = set(constraints.get("required", []))
     fields = []
@@ -180,4 +207,4 @@ def input_fields(
         if name in required and not item.required:
             item = replace(item, required=True)
         fields.append(item)
-    return fields
+    return tuple(fields)

@@ -120,6 +120,9 @@ def _absolute(request: Any, path: str | None) -> str | None:
     return request.build_absolute_uri(path) if request is not None else path
 
 
+_NO_CONSTRAINTS: dict[str, Any] = {}  # read only
+
+
 class _Document:
     """One response turned into HAL: what its items share is worked out once, not per item
     — the collection's link, and each form for the same operation and constraints (the
@@ -136,6 +139,7 @@ class _Document:
         self.share = share
         self.catalog = get_catalog()
         self._forms: dict[tuple[str, str], dict[str, Any]] = {}
+        self._versioned: dict[tuple[str, int, Any], tuple[dict[str, Any], dict[str, Any]]] = {}
 
     @cached_property
     def collection_url(self) -> str | None:
@@ -150,25 +154,38 @@ class _Document:
     def template(
         self, operation: Operation, target: str | None, constraints: dict[str, Any], version: Any
     ) -> dict[str, Any]:
-        # The form without its version is shared by every row with the same constraints
-        # (rows of a page mostly have none); repr tells JSON values apart exactly (1 and
-        # "1", 1.0 and 1): equal keys, equal forms.
-        key = (operation.name, repr(constraints) if constraints else "")
-        shared = self._forms.get(key)
-        if shared is None:
-            shared = self._forms[key] = _template(
-                operation, None, _properties(operation, constraints)
-            )
         if self.share:
-            properties = list(shared["properties"])
+            # Rows with the same constraints object (a request's lists share them) and
+            # version share the whole form but its target; the object is kept with it,
+            # so its id is not reused while the document is built.
+            by_object = (operation.name, id(constraints), version)
+            known = self._versioned.get(by_object)
+            if known is None or known[0] is not constraints:
+                form = self._form(operation, constraints)
+                properties = list(form["properties"])
+                if version is not None:
+                    properties.append(_version_property(version))
+                known = self._versioned[by_object] = (constraints, {**form, "properties": properties})
+            template = dict(known[1])
         else:  # copies per form: whoever gets the document may change it
-            properties = [dict(prop) for prop in shared["properties"]]
-        if version is not None:
-            properties.append(_version_property(version))
-        template = {**shared, "properties": properties}
+            form = self._form(operation, constraints)
+            properties = [dict(prop) for prop in form["properties"]]
+            if version is not None:
+                properties.append(_version_property(version))
+            template = {**form, "properties": properties}
         if target is not None:
             template["target"] = target
         return template
+
+    def _form(self, operation: Operation, constraints: dict[str, Any]) -> dict[str, Any]:
+        """The form without its version and target, shared by every row with the same
+        constraints (rows of a page mostly have none); repr tells JSON values apart
+        exactly (1 and "1", 1.0 and 1): equal keys, equal forms."""
+        key = (operation.name, repr(constraints) if constraints else "")
+        form = self._forms.get(key)
+        if form is None:
+            form = self._forms[key] = _template(operation, None, _properties(operation, constraints))
+        return form
 
     def item(self, data: dict[str, Any]) -> dict[str, Any]:
         document = dict(data)
@@ -185,14 +202,14 @@ class _Document:
         if not self.forms:
             return document
         templates: dict[str, Any] = {}
-        for affordance in data.get("affordances", []):
+        for affordance in data.get("affordances", ()):
             operation = self.catalog.lookup(affordance["name"])
             if operation is None:
                 continue
             templates[operation.name] = self.template(
                 operation,
                 affordance.get("target"),
-                affordance.get("constraints") or {},
+                affordance.get("constraints") or _NO_CONSTRAINTS,
                 affordance.get("validForVersion"),
             )
         document["_templates"] = templates
