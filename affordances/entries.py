@@ -39,7 +39,7 @@ from affordances.evaluation import (
     read_state,
     refused_by_state,
 )
-from affordances.operations import Holding, Known, Operation
+from affordances.operations import Known, Operation
 from affordances.problems import Problem
 from affordances.resources import Resource
 
@@ -238,11 +238,12 @@ class AffordanceLists:
     What rows have in common is one object, shared by them: a refusal the state decides
     (a page of 100 rows of a 12-transition model held a thousand copies), the
     unavailable list of a state when no row of it adds a refusal of its own, a
-    constraint spelled alike (``{}`` mostly), a row's ``arguments``. Fewer objects per row is less for the
-    garbage collector to walk. The lists and their entries are read-only: every reader
-    of the library treats them so — the renderers encode them, HAL-FORMS, the compact
-    shape and MCP build their own objects (:func:`shaped`, ``jsonable``), the admin
-    reads them; code of yours that changes one must copy it first.
+    constraint spelled alike (``{}`` mostly), a row's ``arguments``. Fewer objects per
+    row is less for the garbage collector to walk. The lists and their entries are
+    read-only: every reader of the library treats them so — the renderers encode them,
+    HAL-FORMS, the compact shape and MCP build their own objects (:func:`shaped`,
+    ``jsonable``), the admin reads them; code of yours that changes one must copy it
+    first.
     """
 
     def __init__(

@@ -165,7 +165,10 @@ class _Document:
                 properties = list(form["properties"])
                 if version is not None:
                     properties.append(_version_property(version))
-                known = self._versioned[by_object] = (constraints, {**form, "properties": properties})
+                known = self._versioned[by_object] = (
+                    constraints,
+                    {**form, "properties": properties},
+                )
             template = dict(known[1])
         else:  # copies per form: whoever gets the document may change it
             form = self._form(operation, constraints)
@@ -184,7 +187,9 @@ class _Document:
         key = (operation.name, repr(constraints) if constraints else "")
         form = self._forms.get(key)
         if form is None:
-            form = self._forms[key] = _template(operation, None, _properties(operation, constraints))
+            form = self._forms[key] = _template(
+                operation, None, _properties(operation, constraints)
+            )
         return form
 
     def item(self, data: dict[str, Any]) -> dict[str, Any]:
