@@ -302,3 +302,25 @@ def test_hal_forms_rows_share_a_form_by_constraints_and_version_and_render_as_al
         "7",
         "1",
     ]
+
+
+def test_hal_forms_pages_orjson_refuses_a_row_of_are_written_the_standard_way(
+    tickets_project,
+):
+    """The renderer writes each embedded document as it is built; a row orjson refuses
+    (an integer past 64 bits) makes it write the page as before, whole."""
+    user = _escalator()
+    rows = _ticket_rows([_ticket("open"), _ticket("closed")], user)
+    rows[1] = {**rows[1], "huge": 2**70}
+    data = {"count": 2, "next": None, "previous": None, "results": rows}
+
+    class View:
+        model = Ticket
+
+    request = _request(user, "/v2/tickets/")
+    rendered = HalFormsRenderer().render(
+        data, renderer_context={"view": View(), "request": request}
+    )
+    document = json.loads(rendered)
+    assert document == json.loads(json.dumps(hal_document(data, request=request, view=View())))
+    assert document["_embedded"]["tickets"][1]["huge"] == 2**70

@@ -14,11 +14,12 @@ client still learns what applies, and where to send it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
+import orjson
 from rest_framework import renderers
 
 from affordances import routes
@@ -129,11 +130,21 @@ class _Document:
     rows of a page mostly share them; only the version and the target differ)."""
 
     def __init__(
-        self, resource: Resource | None, request: Any, *, forms: bool, share: bool = False
+        self,
+        resource: Resource | None,
+        request: Any,
+        *,
+        forms: bool,
+        share: bool = False,
+        encode: Callable[[Any], bytes | None] | None = None,
     ) -> None:
         self.resource = resource
         self.request = request
         self.forms = forms
+        # The renderer's encoder: each embedded document is written as soon as it is
+        # built and dropped, so a page never holds every row's document at once (a
+        # thousand rows' forms and links were the garbage collector's to walk).
+        self.encode = encode
         # Rows' forms may share their property objects only when nobody but an encoder
         # reads the document (the renderer): fewer objects, less for the GC to walk.
         self.share = share
@@ -220,6 +231,17 @@ class _Document:
         document["_templates"] = templates
         return document
 
+    def _embedded(self, rows: list[dict[str, Any]]) -> list[Any]:
+        if self.encode is None:
+            return [self.item(row) for row in rows]
+        written = []
+        for row in rows:
+            encoded = self.encode(self.item(row))
+            if encoded is None:
+                raise _Unencodable
+            written.append(orjson.Fragment(encoded))
+        return written
+
     def collection(self, data: dict[str, Any]) -> dict[str, Any]:
         request, resource = self.request, self.resource
         links: dict[str, Any] = {}
@@ -232,7 +254,7 @@ class _Document:
         document: dict[str, Any] = {
             "count": data.get("count"),
             "_links": links,
-            "_embedded": {embedded_name: [self.item(item) for item in data.get("results", [])]},
+            "_embedded": {embedded_name: self._embedded(data.get("results", []))},
         }
         if "count" not in data:
             del document["count"]  # a cursor's page: DRF counts nothing, nor does HAL
@@ -257,16 +279,32 @@ def hal_document(data: Any, *, request: Any = None, view: Any = None, forms: boo
     return _hal(data, request=request, view=view, forms=forms, share=False)
 
 
-def _hal(data: Any, *, request: Any, view: Any, forms: bool, share: bool) -> Any:
+class _Unencodable(Exception):
+    """An embedded document orjson refuses: the page is written the standard way."""
+
+
+def _hal(
+    data: Any,
+    *,
+    request: Any,
+    view: Any,
+    forms: bool,
+    share: bool,
+    encode: Callable[[Any], bytes | None] | None = None,
+) -> Any:
     if not isinstance(data, dict):
         return data
     model = getattr(view, "model", None)
     resource = get_catalog().resource_for(model) if model is not None else None
+
+    def document() -> _Document:
+        return _Document(resource, request, forms=forms, share=share, encode=encode)
+
     if isinstance(data.get("results"), list):
-        return _Document(resource, request, forms=forms, share=share).collection(data)
+        return document().collection(data)
     if "_links" in data:
         return {**data, "_templates": data.get("_templates", {})} if forms else data
-    return _Document(resource, request, forms=forms, share=share).item(data)
+    return document().item(data)
 
 
 class JSONRenderer(renderers.JSONRenderer):
@@ -304,14 +342,20 @@ class _HalDocumentRenderer(JSONRenderer):
         if response is not None and response.status_code >= 400:
             # Problem documents stay problem documents.
             return super().render(data, accepted_media_type, renderer_context)
+        request, view = context.get("request"), context.get("view")
+        if self.compact and not self.get_indent(accepted_media_type or "", context):
+            # Written by orjson: each embedded document as soon as it is built.
+            try:
+                written = _hal(
+                    data, request=request, view=view, forms=self.forms, share=True, encode=fast_json
+                )
+            except _Unencodable:
+                written = None
+            encoded = fast_json(written) if written is not None else None
+            if encoded is not None:
+                return encoded
         # Encoded at once and dropped: the forms may share their objects.
-        document = _hal(
-            data,
-            request=context.get("request"),
-            view=context.get("view"),
-            forms=self.forms,
-            share=True,
-        )
+        document = _hal(data, request=request, view=view, forms=self.forms, share=True)
         return super().render(document, accepted_media_type, renderer_context)
 
 
