@@ -36,6 +36,7 @@ from affordances.evaluation import (
     InState,
     Unavailable,
     evaluate,
+    overrides_get_state,
     read_state,
     refused_by_state,
 )
@@ -202,25 +203,33 @@ def shaped(representation: Any, shape: Shape) -> Any:
 _Step = dict[str, Any] | tuple[InState, dict[str, Any], tuple[str, str] | None]
 
 
+_UNREAD = object()
+
+
 class _Plan:
     """The operations for the objects of one state, in the catalog's order: ``open``,
     those each object is asked (with their places), and ``refusals``, the unavailable
     list of an object that adds no refusal of its own (one list, shared by those rows)."""
 
-    __slots__ = ("open", "refusals", "steps")
+    __slots__ = ("open", "places", "refusals")
 
     def __init__(self, steps: list[_Step]) -> None:
-        self.steps = steps
         self.open = [(place, step) for place, step in enumerate(steps) if isinstance(step, tuple)]
         self.refusals = [step for step in steps if isinstance(step, dict)]
+        # Each place, with the state's refusal there (None: the object's own, if any).
+        self.places = [
+            (place, step if isinstance(step, dict) else None) for place, step in enumerate(steps)
+        ]
 
     def merged(self, own: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
         """The unavailable list of an object with refusals of its own, in their places."""
-        return [
-            step if isinstance(step, dict) else own[place]
-            for place, step in enumerate(self.steps)
-            if isinstance(step, dict) or place in own
-        ]
+        merged = []
+        for place, refusal in self.places:
+            if refusal is not None:
+                merged.append(refusal)
+            elif place in own:
+                merged.append(own[place])
+        return merged
 
 
 class AffordanceLists:
@@ -286,12 +295,17 @@ class AffordanceLists:
             {id(op.facts.field): op.facts.field for op, *_ in self._operations}.values()
         )
         self._plans: dict[Any, _Plan] = {}
+        plain_state = len(self._fields) == 1 and not overrides_get_state(self._fields[0])
+        self._state_key = self._fields[0].attname if plain_state else None
         self._checked: Checked = {}
 
     def __call__(self, instance: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         fields = self._fields
         if len(fields) == 1:
-            states: Any = read_state(fields[0], instance)
+            # Where a loaded state is (read_state's rule, without a call per row).
+            states: Any = instance.__dict__.get(self._state_key, _UNREAD)
+            if states is _UNREAD:
+                states = read_state(fields[0], instance)
         else:
             states = tuple(read_state(field, instance) for field in fields)
         plan = self._plans.get(states)
@@ -359,7 +373,9 @@ def lists_for(
     """The lists of ``model``'s objects for this request in ``shape``, built once and
     kept in ``cache`` (which lives as long as the request); None: no affordances (the
     plain shape, or a model that is not registered)."""
-    per_request: dict[tuple[type, Shape], AffordanceLists | None] = cache.setdefault(_CACHE_KEY, {})
+    per_request: dict[tuple[type, Shape], AffordanceLists | None] | None = cache.get(_CACHE_KEY)
+    if per_request is None:
+        per_request = cache[_CACHE_KEY] = {}
     key = (model, shape)
     if key in per_request:
         return per_request[key]

@@ -33,18 +33,21 @@ __all__ = [
     "evaluate",
     "evaluate_in_state",
     "evaluate_permitted",
+    "overrides_get_state",
     "read_state",
     "refused_by_state",
 ]
 
 
-@dataclass(frozen=True)
+# Slots: one is made per evaluated operation and row, and a slotted one is one object,
+# not two (no __dict__).
+@dataclass(frozen=True, slots=True)
 class Available:
     operation: Operation
     constraints: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unavailable:
     operation: Operation
     reason: str
@@ -112,7 +115,17 @@ class InState:
     state and request); :meth:`evaluate` asks each object the rest — the object-level
     permissions, the conditions, the guards, the constraints."""
 
-    __slots__ = ("held", "holding", "operation", "refusal", "state", "transition")
+    __slots__ = (
+        "conditions",
+        "guards",
+        "held",
+        "holding",
+        "operation",
+        "refusal",
+        "state",
+        "transition",
+        "unconstrained",
+    )
 
     def __init__(self, operation: Operation, state: Any, holding: Holding) -> None:
         self.operation = operation
@@ -124,34 +137,47 @@ class InState:
         self.held = self.transition is not None and bool(
             holding.answers.get(self.transition.permission or None)
         )
+        self.conditions = tuple(self.transition.conditions) if self.transition else ()
+        spec = operation.spec
+        self.guards = tuple(spec.guards) if spec else ()
+        # An operation without constraints is available alike on every object that passes
+        # its conditions and guards: one answer for all of them (read-only, as a list's
+        # entries are; evaluate() shares it only when given a request's ``checked``).
+        unconstrained = spec is None or spec.constraints is None
+        self.unconstrained = Available(operation, {}) if unconstrained else None
 
     def evaluate(self, instance: Any, user: Any, checked: Checked | None = None) -> Evaluation:
         """:func:`evaluate_in_state` for an object in this state."""
-        operation, fsm_transition = self.operation, self.transition
+        operation = self.operation
         if not self.held:
-            shown, permitted = self.holding.on(instance, user, fsm_transition)
+            shown, permitted = self.holding.on(instance, user, self.transition)
             if not shown:
                 return None
             if self.refusal is not None:
                 return self.refusal
             if not permitted:
                 return _state_refusal(operation, self.state)
-        assert fsm_transition is not None
-        for check in fsm_transition.conditions:
+        for check in self.conditions:
             if not check(instance):
                 return Unavailable(operation, condition_reason(check))
-        spec = operation.spec
-        for rule in spec.guards if spec else ():
+        for rule in self.guards:
             if not rule(instance, user):
                 return Unavailable(operation, condition_reason(rule))
+        if self.unconstrained is not None and checked is not None:
+            return self.unconstrained
         return _constrained(operation, instance, user, checked)
+
+
+def overrides_get_state(field: FSMFieldMixin) -> bool:
+    """Whether ``field`` reads its state its own way (not django-fsm's descriptor)."""
+    return type(field).get_state is not FSMFieldMixin.get_state
 
 
 def read_state(field: FSMFieldMixin, instance: Any) -> Any:
     """``field.get_state(instance)``, without the descriptor django-fsm builds on each call
     when the value is loaded already (a list reads a state on every row); a deferred
     state, or a field with its own ``get_state``, is django-fsm's."""
-    if type(field).get_state is FSMFieldMixin.get_state:
+    if not overrides_get_state(field):
         try:
             return instance.__dict__[field.attname]
         except KeyError:

@@ -52,12 +52,13 @@ class AffordancesMixin:
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         data: dict[str, Any] = super().to_representation(instance)  # type: ignore[misc]
-        shape = self.context.get("_affordances_shape")
+        context = self.context  # the root serializer's (DRF walks up to it on each read)
+        shape = context.get("_affordances_shape")
         if shape is None:
-            shape = self.context["_affordances_shape"] = _context_shape(self.context)
-        request = self.context.get("request")
+            shape = context["_affordances_shape"] = _context_shape(context)
+        request = context.get("request")
         user = getattr(request, "user", None)
-        return with_affordances(data, instance, self.context, request, user, shape)
+        return with_affordances(data, instance, context, request, user, shape)
 
 
 class ResourceUrlField(serializers.HyperlinkedIdentityField):
