@@ -150,7 +150,10 @@ class _Document:
         self.share = share
         self.catalog = get_catalog()
         self._forms: dict[tuple[str, str], dict[str, Any]] = {}
-        self._versioned: dict[tuple[str, int, Any], tuple[dict[str, Any], dict[str, Any]]] = {}
+        # (entry name, id of its constraints, version) → (the constraints, the form without
+        # its target, the operation's name).
+        self._versioned: dict[tuple[str, int, Any], tuple[dict[str, Any], dict[str, Any], str]]
+        self._versioned = {}
 
     @cached_property
     def collection_url(self) -> str | None:
@@ -176,10 +179,8 @@ class _Document:
                 properties = list(form["properties"])
                 if version is not None:
                     properties.append(_version_property(version))
-                known = self._versioned[by_object] = (
-                    constraints,
-                    {**form, "properties": properties},
-                )
+                known = (constraints, {**form, "properties": properties}, operation.name)
+                self._versioned[by_object] = known
             template = dict(known[1])
         else:  # copies per form: whoever gets the document may change it
             form = self._form(operation, constraints)
@@ -219,15 +220,22 @@ class _Document:
             return document
         templates: dict[str, Any] = {}
         for affordance in data.get("affordances", ()):
-            operation = self.catalog.lookup(affordance["name"])
+            name = affordance["name"]
+            constraints = affordance.get("constraints") or _NO_CONSTRAINTS
+            version = affordance.get("validForVersion")
+            target = affordance.get("target")
+            if self.share:  # the form of an earlier row, found without the catalog
+                known = self._versioned.get((name, id(constraints), version))
+                if known is not None and known[0] is constraints:
+                    template = dict(known[1])
+                    if target is not None:
+                        template["target"] = target
+                    templates[known[2]] = template
+                    continue
+            operation = self.catalog.lookup(name)
             if operation is None:
                 continue
-            templates[operation.name] = self.template(
-                operation,
-                affordance.get("target"),
-                affordance.get("constraints") or _NO_CONSTRAINTS,
-                affordance.get("validForVersion"),
-            )
+            templates[operation.name] = self.template(operation, target, constraints, version)
         document["_templates"] = templates
         return document
 

@@ -12,8 +12,9 @@ the whole request stack (middleware, authentication, negotiation, rendering — 
 - a transition through the execution path against a plain DRF update of the same row,
   and MCP ``tools/call`` of it against the REST action.
 
-Each pair is timed alternately, round after round, so both see the same machine; only
-the ratios mean much, and each is printed beside its goal.
+Each pair is timed alternately, round after round (``--rounds`` at least, and until the
+baseline has run a second), so both see the same machine; only the ratios mean much, and
+each is printed beside its goal.
 """
 
 from __future__ import annotations
@@ -79,14 +80,22 @@ def _timed(run: Callable[[], Any]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+# Each pair runs until its baseline has run this long (and ``--rounds`` rounds at least):
+# 21 rounds of a 10 ms request are 0.2 s of it, and a ratio that moved by ±0.05 from one
+# run to the next.
+MIN_SECONDS = 1.0
+
+
 def _pair(
-    first: Callable[[], Any], second: Callable[[], Any], rounds: int
+    first: Callable[[], Any], second: Callable[[], Any], rounds: int, seconds: float
 ) -> tuple[float, float, float]:
     """Medians of ``first`` and ``second`` and the median of their per-round ratios
-    (second / first), alternated so that both see the same machine."""
+    (second / first), alternated so that both see the same machine: ``rounds`` rounds
+    at least, and until ``first`` has run ``seconds``."""
     first(), second()  # warm: URL resolvers, the catalog, per-caller documents
-    a, b = [], []
-    for _ in range(rounds):
+    a: list[float] = []
+    b: list[float] = []
+    while len(a) < rounds or sum(a) < seconds * 1000:
         a.append(_timed(first))
         b.append(_timed(second))
     ratio = statistics.median(y / x for x, y in zip(a, b, strict=True))
@@ -163,6 +172,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--sizes", default="100,1000", help="Orders on the page, e.g. 10,100")
         parser.add_argument("--rounds", type=int, default=21)
+        parser.add_argument(
+            "--min-seconds",
+            type=float,
+            default=MIN_SECONDS,
+            help="Each pair runs until its baseline has run this long.",
+        )
         parser.add_argument("--transitions", type=int, default=200)
         parser.add_argument("--user", default="admin", help="Demo user making the requests.")
         parser.add_argument(
@@ -200,10 +215,12 @@ class Command(BaseCommand):
         seed_demo(password="bench-password", reset=True)
         sizes = [int(size) for size in options["sizes"].split(",")]
         rounds = options["rounds"]
+        self.min_seconds: float = options["min_seconds"]
         caller = _Caller(options["user"])
         self.stdout.write(
-            f"django-affordances bench — {connection.vendor}, as {options['user']}, "
-            f"medians of {rounds} alternated rounds, in-process"
+            f"django-affordances bench — {connection.vendor}, as {options['user']}, medians of "
+            f"at least {rounds} alternated rounds and {options['min_seconds']:g} s of the "
+            "baseline, in-process"
         )
         with self._settings(max(sizes)):
             sections = set(options["sections"].split(","))
@@ -284,7 +301,9 @@ class Command(BaseCommand):
                 body = _ok(face(size)).content
                 if b'"isError":true' in body:
                     raise CommandError(f"{name}: {body[:300]!r}")
-                _, face_ms, ratio = _pair(partial(plain, size), partial(face, size), rounds)
+                _, face_ms, ratio = _pair(
+                    partial(plain, size), partial(face, size), rounds, self.min_seconds
+                )
                 queries[name].append(_count_queries(partial(face, size)))
                 goal = goals.get(name)
                 self.stdout.write(
@@ -313,11 +332,12 @@ class Command(BaseCommand):
                 lambda url=url, etag=etag: _ok(caller.get(url, **{"If-None-Match": etag}), 304),
                 lambda url=url: _ok(caller.get(url)),
                 rounds,
+                self.min_seconds,
             )
             self._document_row(name, full, "304", empty, ratio)
         caller.mcp("tools/list", check=True)
         ping, tools, ratio = _pair(
-            lambda: caller.mcp("ping"), lambda: caller.mcp("tools/list"), rounds
+            lambda: caller.mcp("ping"), lambda: caller.mcp("tools/list"), rounds, self.min_seconds
         )
         self._document_row("MCP tools/list", tools, "ping", ping, ratio)
 
