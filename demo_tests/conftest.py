@@ -22,14 +22,23 @@ if "orders" not in settings.INSTALLED_APPS:
     )
 
 from django.contrib.auth.models import AbstractUser
+from django.test.testcases import QuietWSGIRequestHandler
 from rest_framework.test import APIClient
 
 from orders.models import Order
 from orders.services import DEMO_ORDERS, seed_demo
+from tests.xdist_scheduling import pytest_xdist_make_scheduler  # noqa: F401 (-n: the units)
 
-# The longest modules first: pytest-xdist hands tests to its workers in collection order,
-# so a long test collected last keeps one worker busy after the other has run out of
-# work (with two workers, the suite is as long as its busier worker).
+# The live server (pytest-django's live_server) writes a response's status line, headers
+# and body in separate small writes; with Nagle's algorithm on, each later write waits
+# for the client's delayed ACK, 40 ms on Linux: most of the wall time of a test that
+# makes many requests to it (the experiment's runs) was that wait. What is sent is the same.
+QuietWSGIRequestHandler.disable_nagle_algorithm = True
+
+# The longest modules first: pytest-xdist hands tests to its workers in collection order
+# (tests/xdist_scheduling.py), so a long module collected last keeps one worker busy after
+# the other has run out of work (with two workers, the suite is as long as its busier
+# worker). Within each of pytest-django's classes (database, transactional, neither).
 LONGEST_FIRST = (
     "experiment/tests/test_experiment_controls.py",
     "demo_tests/test_fuzz_openapi.py",
@@ -44,6 +53,9 @@ LONGEST_FIRST = (
     "demo_tests/test_providers.py",
     "demo_tests/test_admin_browser.py",
     "demo_tests/test_mcp_oauth_flow.py",
+    # A subprocess per test: with no database, collected among the last otherwise.
+    "demo_tests/test_settings.py",
+    "demo_tests/test_production.py",
     "demo_tests/test_bench_command.py",
 )
 

@@ -28,18 +28,10 @@ from typing import Any
 
 import httpx2
 import pytest
-from agents.strict_schema import ensure_strict_json_schema
-from google.genai import types as genai
 from jsonschema import Draft202012Validator
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import Tool
-from pydantic_ai.profiles.google import (
-    GoogleJsonSchemaTransformer,
-    GoogleOpenAPISchemaTransformer,
-)
-from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer
 from rest_framework_simplejwt.tokens import AccessToken
 
 from demo_tests.conftest import PROCUREMENT_ROLES, ROLES, Demo, ProcurementDemo
@@ -60,6 +52,17 @@ SAMPLES = {"trackingNumber": "TRACK12345", "quoteReference": "Q-2041"}
 
 def conversions(tool: Tool) -> dict[str, Any]:
     """The tool's parameters as each converter makes them; raises what a converter raises."""
+    # Imported here, by the worker that runs this module's test: about two seconds of
+    # imports that every pytest-xdist worker would otherwise pay while collecting.
+    from agents.strict_schema import ensure_strict_json_schema
+    from google.genai import types as genai
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+    from pydantic_ai.profiles.google import (
+        GoogleJsonSchemaTransformer,
+        GoogleOpenAPISchemaTransformer,
+    )
+    from pydantic_ai.profiles.openai import OpenAIJsonSchemaTransformer
+
     schema = tool.input_schema
     made: dict[str, Any] = {}
     made["langchain"] = convert_to_openai_tool(
