@@ -16,7 +16,7 @@ from typing import Any
 
 from affordances import registry
 from affordances.encoding import canonical_json
-from affordances.operations import Operation, build_operations
+from affordances.operations import Known, Operation, build_operations
 from affordances.resources import Resource, registered_resources
 
 __all__ = ["Catalog", "build_catalog", "canonical_json", "get_catalog", "reset_catalog"]
@@ -54,8 +54,10 @@ class Catalog:
         return self._by_name.get(name_or_urn) or self._by_urn.get(name_or_urn)
 
     def for_user(self, user: Any) -> list[Operation]:
-        """The operations this caller may know about, in catalog order."""
-        return [op for op in self.operations if op.permits(user)]
+        """The operations this caller may know about, in catalog order (each permission
+        asked once: the operations of a model mostly share theirs)."""
+        known: Known = {}
+        return [op for op in self.operations if op.holding(user, known).anywhere]
 
     @cached_property
     def _by_model(self) -> dict[type, list[Operation]]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from affordances import routes
 from affordances.catalog import get_catalog
@@ -204,17 +204,66 @@ _Step = dict[str, Any] | tuple[InState, dict[str, Any], tuple[str, str] | None]
 
 
 _UNREAD = object()
+# Entries kept per operation and state with their constraints filled in, ready to copy:
+# one per constraint object a request shares (``constraints_for`` keeps 64 spellings).
+_BASES_MAX = 64
+
+
+class _Open:
+    """An operation each object of one state is asked: what the state and the caller
+    decide already (``constant``: the answer for every object — held model-wide, no
+    condition, guard or constraint), and the entry's fixed part with its constraints
+    filled in, per constraints object, in the entry's order: a row copies one and sets
+    its target, its arguments and its version (a copy is half the cost of building)."""
+
+    __slots__ = ("bases", "compact", "constant", "fixed", "in_state", "place", "target")
+
+    def __init__(
+        self,
+        place: int,
+        in_state: InState,
+        fixed: dict[str, Any],
+        target: tuple[str, str] | None,
+        compact: bool,
+    ) -> None:
+        self.place = place
+        self.in_state = in_state
+        self.fixed = fixed
+        self.target = target
+        self.compact = compact
+        simple = in_state.held and not in_state.conditions and not in_state.guards
+        self.constant = in_state.unconstrained if simple else None
+        self.bases: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+
+    def base(self, constraints: dict[str, Any]) -> dict[str, Any]:
+        """The entry to copy for ``constraints`` (kept with the object, so that its id is
+        not reused while this request lasts)."""
+        known = self.bases.get(id(constraints))
+        if known is not None and known[0] is constraints:
+            return known[1]
+        # In the shape's own order (compact_entry's for the compact one).
+        base = {**self.fixed, "target": None, "arguments": None}
+        if constraints or not self.compact:
+            base["constraints"] = constraints
+        base["validForVersion"] = None
+        if len(self.bases) < _BASES_MAX:
+            self.bases[id(constraints)] = (constraints, base)
+        return base
 
 
 class _Plan:
     """The operations for the objects of one state, in the catalog's order: ``open``,
-    those each object is asked (with their places), and ``refusals``, the unavailable
-    list of an object that adds no refusal of its own (one list, shared by those rows)."""
+    those each object is asked, and ``refusals``, the unavailable list of an object that
+    adds no refusal of its own (one list, shared by those rows)."""
 
     __slots__ = ("open", "places", "refusals")
 
-    def __init__(self, steps: list[_Step]) -> None:
-        self.open = [(place, step) for place, step in enumerate(steps) if isinstance(step, tuple)]
+    def __init__(self, steps: list[_Step], compact: bool) -> None:
+        self.open = [
+            _Open(place, step[0], step[1], step[2], compact)
+            for place, step in enumerate(steps)
+            if isinstance(step, tuple)
+        ]
         self.refusals = [step for step in steps if isinstance(step, dict)]
         # Each place, with the state's refusal there (None: the object's own, if any).
         self.places = [
@@ -318,25 +367,22 @@ class AffordanceLists:
         version = getattr(instance, self.version_field)
         arguments: dict[str, Any] | None = None  # the same for each entry of the row
         user, checked = self.user, self._checked
-        for place, (in_state, static, target) in plan.open:
-            result = in_state.evaluate(instance, user, checked)
-            if isinstance(result, Available):
+        for step in plan.open:
+            result = step.constant or step.in_state.evaluate(instance, user, checked)
+            if type(result) is Available:
                 if arguments is None:
                     arguments = {self.id_argument: pk}
-                # In the shape's own order (compact_entry's for the compact one).
-                entry = {
-                    **static,
-                    "target": f"{target[0]}{pk}{target[1]}" if target else None,
-                    "arguments": arguments,
-                }
-                if result.constraints or not self.compact:
-                    entry["constraints"] = result.constraints
+                entry = step.base(result.constraints).copy()
+                target = step.target
+                entry["target"] = f"{target[0]}{pk}{target[1]}" if target else None
+                entry["arguments"] = arguments
                 entry["validForVersion"] = version
                 available.append(entry)
-            elif isinstance(result, Unavailable):
+            elif result is not None:
                 if own is None:
                     own = {}
-                own[place] = self._refusal(in_state.operation, result.reason)
+                refusal = cast(Unavailable, result)  # not None, not Available
+                own[step.place] = self._refusal(step.in_state.operation, refusal.reason)
         if own is None:
             return available, plan.refusals  # the state's list, the same on every such row
         return available, plan.merged(own)
@@ -353,7 +399,7 @@ class AffordanceLists:
                 steps.append(self._refusal(operation, refused.reason))
             else:
                 steps.append((InState(operation, state, holding), static, target))
-        return _Plan(steps)
+        return _Plan(steps, self.compact)
 
     def _shaped(self, entry: dict[str, Any]) -> dict[str, Any]:
         return compact_entry(entry) if self.compact else entry

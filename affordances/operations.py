@@ -186,6 +186,7 @@ class Holding:
 
 
 _HOLDS_NOTHING = Holding.of({})
+_UNASKED = object()
 
 # One user's answers without an object, per permission and whether an object may still
 # decide (Operation.holding's ``known``).
@@ -284,10 +285,12 @@ class Operation:
             raise TypeError(f"{self.name} is a {self.kind} operation, not a transition.")
         return self.transition
 
-    @property
+    @cached_property
     def permissions(self) -> tuple[Permission, ...]:
         """Each distinct permission of the operation: of every django-fsm ``Transition``
-        of a transition's method (one per source), read from them each time."""
+        of a transition's method (one per source), read from them once — django-fsm
+        declares them with the class, and the catalog's operations are rebuilt when the
+        settings change."""
         if self.transition is None:
             return (self.permission or None,)
         transitions = self.transition.meta.transitions.values()
@@ -312,9 +315,10 @@ class Operation:
         answers: dict[Permission, bool | None] = {}
         for permission in self.permissions:
             key = (permission, per_object)
-            if key not in known:
-                known[key] = _held_without_object(permission, user, per_object=per_object)
-            answers[permission] = known[key]
+            answer: Any = known.get(key, _UNASKED)
+            if answer is _UNASKED:
+                answer = known[key] = _held_without_object(permission, user, per_object=per_object)
+            answers[permission] = answer
         return Holding.of(answers)
 
     def permits(self, user: Any) -> bool:

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_bench_prints_every_face_and_ratio() -> None:
     # Its own process: the command makes (and drops) a throwaway database of its own.
     command = [sys.executable, "manage.py", "bench_affordances", "--sizes", "3,6"]
-    command += ["--rounds", "1", "--min-seconds", "0", "--transitions", "2"]
+    command += ["--rounds", "1", "--min-seconds", "0", "--transitions", "2", "--profile"]
     env = {**os.environ, "DATABASE_URL": "sqlite:///bench.sqlite3"}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     done = subprocess.run(
@@ -39,3 +39,10 @@ def test_the_bench_prints_every_face_and_ratio() -> None:
     ):
         assert face in text, text
     assert "Queries constant in N on every face." in text
+    # Where the time goes, under every goal (--profile; a missed one always has it): the
+    # lists' own work is this library's, a transition's MCP envelope too.
+    profiles = text.count("where the time goes")
+    goals = text.count(" ok") + text.count("MISSED")
+    assert profiles == goals == 3 * 2 + 3 + 1, text
+    assert "affordances/entries.py" in text, text
+    assert "GC collections per request" in text, text

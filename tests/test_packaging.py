@@ -22,7 +22,16 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 def _imported_distributions(*packages: str) -> set[str]:
     """The third-party distributions whose modules the packages' code imports."""
     owners = packages_distributions()
-    local = {"affordances", "config", "orders", "procurement", "experiment", "tests", "load"}
+    local = {
+        "affordances",
+        "bench",
+        "config",
+        "orders",
+        "procurement",
+        "experiment",
+        "tests",
+        "load",
+    }
     found: set[str] = set()
     for package in packages:
         for path in (ROOT / package).rglob("*.py"):

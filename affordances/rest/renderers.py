@@ -124,6 +124,10 @@ def _absolute(request: Any, path: str | None) -> str | None:
 _NO_CONSTRAINTS: dict[str, Any] = {}  # read only
 
 
+# The constraints, the form without its target, the operation's name.
+_Known = tuple[dict[str, Any], dict[str, Any], str]
+
+
 class _Document:
     """One response turned into HAL: what its items share is worked out once, not per item
     — the collection's link, and each form for the same operation and constraints (the
@@ -152,8 +156,10 @@ class _Document:
         self._forms: dict[tuple[str, str], dict[str, Any]] = {}
         # (entry name, id of its constraints, version) → (the constraints, the form without
         # its target, the operation's name).
-        self._versioned: dict[tuple[str, int, Any], tuple[dict[str, Any], dict[str, Any], str]]
-        self._versioned = {}
+        self._versioned: dict[tuple[str, int, Any], _Known] = {}
+        # id of a _versioned value → the value (its id is not reused while it is kept
+        # here) and its form's JSON without the closing brace.
+        self._written: dict[int, tuple[_Known, bytes | None]] = {}
 
     @cached_property
     def collection_url(self) -> str | None:
@@ -227,10 +233,7 @@ class _Document:
             if self.share:  # the form of an earlier row, found without the catalog
                 known = self._versioned.get((name, id(constraints), version))
                 if known is not None and known[0] is constraints:
-                    template = dict(known[1])
-                    if target is not None:
-                        template["target"] = target
-                    templates[known[2]] = template
+                    templates[known[2]] = self._again(known, target)
                     continue
             operation = self.catalog.lookup(name)
             if operation is None:
@@ -238,6 +241,28 @@ class _Document:
             templates[operation.name] = self.template(operation, target, constraints, version)
         document["_templates"] = templates
         return document
+
+    def _again(self, known: _Known, target: str | None) -> Any:
+        """An earlier row's form with this row's target: written already, but for the
+        target, when the renderer writes the document (a page's rows share their forms'
+        bytes, not only their objects); else a copy."""
+        if self.encode is not None:
+            written = self._written.get(id(known))
+            if written is None or written[0] is not known:
+                encoded = self.encode(known[1])
+                # The form's JSON without its closing brace (None: orjson refused it).
+                written = self._written[id(known)] = (known, encoded[:-1] if encoded else None)
+            opened = written[1]
+            quoted = self.encode(target) if opened is not None else None
+            if opened is not None and quoted is not None:
+                if target is None:
+                    return orjson.Fragment(opened + b"}")
+                separator = b"," if len(opened) > 1 else b""
+                return orjson.Fragment(opened + separator + b'"target":' + quoted + b"}")
+        template = dict(known[1])
+        if target is not None:
+            template["target"] = target
+        return template
 
     def _embedded(self, rows: list[dict[str, Any]]) -> list[Any]:
         if self.encode is None:

@@ -10,13 +10,16 @@ from rest_framework import serializers
 
 from affordances import routes
 from affordances.catalog import get_catalog
-from affordances.entries import Shape, with_affordances
+from affordances.entries import Shape, lists_for
 
 __all__ = ["AffordancesMixin", "ResourceUrlField", "affordance_shape"]
 
 # Where ResourceUrlField keeps its URL templates in the serializer context (a request's):
 # per view name, format and URL keyword, the request and the URL before and after the id.
 _URL_TEMPLATES = "_affordances_urls"
+# Where AffordancesMixin keeps the lists of the model it wrote last (the context's shape
+# and caller's, built by lists_for): (model, lists).
+_ROW_LISTS = "_affordances_rows"
 _Template = tuple[Any, tuple[str, str] | None]
 
 
@@ -53,12 +56,18 @@ class AffordancesMixin:
     def to_representation(self, instance: Any) -> dict[str, Any]:
         data: dict[str, Any] = super().to_representation(instance)  # type: ignore[misc]
         context = self.context  # the root serializer's (DRF walks up to it on each read)
-        shape = context.get("_affordances_shape")
-        if shape is None:
-            shape = context["_affordances_shape"] = _context_shape(context)
-        request = context.get("request")
-        user = getattr(request, "user", None)
-        return with_affordances(data, instance, context, request, user, shape)
+        # The lists of this request for this model, found once: a page's rows are alike.
+        found = context.get(_ROW_LISTS)
+        model = type(instance)
+        if found is None or found[0] is not model:
+            request = context.get("request")
+            user = getattr(request, "user", None)
+            lists = lists_for(context, request, user, model, _context_shape(context))
+            found = context[_ROW_LISTS] = (model, lists)
+        lists = found[1]
+        if lists is not None:
+            data["affordances"], data["unavailableAffordances"] = lists(instance)
+        return data
 
 
 class ResourceUrlField(serializers.HyperlinkedIdentityField):

@@ -44,9 +44,12 @@ from dataclasses import dataclass, field
 from importlib.metadata import version
 from typing import Any, TextIO
 
+from bench.hotspots import profile_pair
+
 MCP_VERSION_OURS = "2025-11-25"
 MCP_VERSION_SDK1 = "2025-06-18"
 TRANSITION_TICKETS = 6  # one row per transition face
+PROFILED_REQUESTS = 30  # of each face of a missed comparison
 
 
 # --- measuring ------------------------------------------------------------------------
@@ -221,7 +224,19 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                     face.after()
     finally:
         gc.callbacks.remove(counter)
-    _report(args, faces, comparisons, load_before, time.monotonic() - started, out)
+    missed = _report(args, faces, comparisons, load_before, time.monotonic() - started, out)
+    by_key = {face.key: face for face in faces}
+    for comparison in missed:
+        # Where the time goes: the pair again, under cProfile (bench.hotspots).
+        ours, peer = by_key[comparison.ours], by_key[comparison.peer]
+        print(f"\n{comparison.label}: MISSED", file=out)
+        for line in profile_pair(
+            lambda face=peer: wsgi.call(wsgi.environ(face)),
+            lambda face=ours: wsgi.call(wsgi.environ(face)),
+            PROFILED_REQUESTS,
+            between=lambda pair=(ours, peer): [face.after() for face in pair if face.after],
+        ):
+            print(line, file=out)
     return 0
 
 
@@ -566,7 +581,9 @@ def _report(
     load_before: tuple[float, float, float],
     seconds: float,
     out: TextIO,
-) -> None:
+) -> list[Comparison]:
+    """Print the tables; the comparisons whose goal was missed."""
+
     def line(text: str = "") -> None:
         print(text, file=out)
 
@@ -613,7 +630,7 @@ def _report(
         f"{'request':<52} {'ours ms':>8} {'peer ms':>8} {'ratio':>7} {'quartiles':>11} "
         f"{'issue 41':>10}  goal"
     )
-    met = missed = 0
+    met, missed = 0, []
     for comparison in comparisons:
         ours, peer = by_key[comparison.ours], by_key[comparison.peer]
         ratio = statistics.median(ours.cpu_ns) / statistics.median(peer.cpu_ns)
@@ -624,14 +641,16 @@ def _report(
         elif ratio <= comparison.goal:
             verdict, met = f"≤ {comparison.goal:.2f}x met", met + 1
         else:
-            verdict, missed = f"≤ {comparison.goal:.2f}x MISSED", missed + 1
+            verdict = f"≤ {comparison.goal:.2f}x MISSED"
+            missed.append(comparison)
         line(
             f"{comparison.label:<52} {_ms(statistics.median(ours.cpu_ns)):>8.2f} "
             f"{_ms(statistics.median(peer.cpu_ns)):>8.2f} {ratio:>6.2f}x "
             f"{low:>5.2f}-{high:<5.2f} {comparison.was:>10}  {verdict}"
         )
     line()
-    line(f"Goals: {met} met, {missed} missed.")
+    line(f"Goals: {met} met, {len(missed)} missed.")
+    return missed
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ the whole request stack (middleware, authentication, negotiation, rendering — 
 
 Each pair is timed alternately, round after round (``--rounds`` at least, and until the
 baseline has run a second), so both see the same machine; only the ratios mean much, and
-each is printed beside its goal.
+each is printed beside its goal. A missed goal is followed by where the time goes: the pair
+run again under cProfile, by package and function (:mod:`bench.hotspots`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from django.urls import path
 from rest_framework import generics, serializers
 from rest_framework_simplejwt.tokens import AccessToken
 
+from bench.hotspots import profile_pair
 from orders.models import Order, OrderStatus
 from orders.services import seed_demo
 
@@ -70,8 +72,11 @@ urlpatterns = [path("bench/plain/<int:pk>/", _PlainUpdateView.as_view())]
 class Goal:
     at_most: float
 
+    def met(self, ratio: float) -> bool:
+        return ratio <= self.at_most
+
     def verdict(self, ratio: float) -> str:
-        return "ok" if ratio <= self.at_most else f"MISSED (goal ≤ {self.at_most:.2f}x)"
+        return "ok" if self.met(ratio) else f"MISSED (goal ≤ {self.at_most:.2f}x)"
 
 
 def _timed(run: Callable[[], Any]) -> float:
@@ -79,6 +84,9 @@ def _timed(run: Callable[[], Any]) -> float:
     run()
     return (time.perf_counter() - started) * 1000
 
+
+# A document fetched once, against the request answering nothing.
+DOCUMENT_GOAL = Goal(1.2)
 
 # Each pair runs until its baseline has run this long (and ``--rounds`` rounds at least):
 # 21 rounds of a 10 ms request are 0.2 s of it, and a ratio that moved by ±0.05 from one
@@ -100,6 +108,15 @@ def _pair(
         b.append(_timed(second))
     ratio = statistics.median(y / x for x, y in zip(a, b, strict=True))
     return statistics.median(a), statistics.median(b), ratio
+
+
+# Requests of each side profiled after a missed goal: enough for the shares to settle.
+PROFILED_REQUESTS = 30
+
+
+def _hotspots(baseline: Callable[[], Any], face: Callable[[], Any]) -> list[str]:
+    """Where ``face`` spends its time beyond ``baseline``, alternated as measured."""
+    return profile_pair(baseline, face, PROFILED_REQUESTS)
 
 
 def _count_queries(run: Callable[[], Any]) -> int:
@@ -186,6 +203,11 @@ class Command(BaseCommand):
             help="Which tables to print (comma-separated).",
         )
         parser.add_argument(
+            "--profile",
+            action="store_true",
+            help="Say where the time goes for every goal, met or not (missed ones always).",
+        )
+        parser.add_argument(
             "--if-reachable",
             action="store_true",
             help="Skip, with a note, when the database does not answer (make bench's 2nd run).",
@@ -216,6 +238,7 @@ class Command(BaseCommand):
         sizes = [int(size) for size in options["sizes"].split(",")]
         rounds = options["rounds"]
         self.min_seconds: float = options["min_seconds"]
+        self.profile_all: bool = options["profile"]
         caller = _Caller(options["user"])
         self.stdout.write(
             f"django-affordances bench — {connection.vendor}, as {options['user']}, medians of "
@@ -311,6 +334,8 @@ class Command(BaseCommand):
                     f"{len(body) / size:>8.0f} {len(gzip.compress(body)) / size:>13.0f}  "
                     f"{goal.verdict(ratio) if goal else ''}"
                 )
+                if goal and self._profiled(goal, ratio):
+                    self._write(_hotspots(partial(plain, size), partial(face, size)))
         grow = [name for name, counts in queries.items() if len(set(counts)) > 1]
         self.stdout.write(
             "Queries constant in N on every face."
@@ -335,59 +360,42 @@ class Command(BaseCommand):
                 self.min_seconds,
             )
             self._document_row(name, full, "304", empty, ratio)
+            if self._profiled(DOCUMENT_GOAL, ratio):
+                self._write(
+                    _hotspots(
+                        lambda url=url, etag=etag: caller.get(url, **{"If-None-Match": etag}),
+                        lambda url=url: caller.get(url),
+                    )
+                )
         caller.mcp("tools/list", check=True)
         ping, tools, ratio = _pair(
             lambda: caller.mcp("ping"), lambda: caller.mcp("tools/list"), rounds, self.min_seconds
         )
         self._document_row("MCP tools/list", tools, "ping", ping, ratio)
+        if self._profiled(DOCUMENT_GOAL, ratio):
+            self._write(_hotspots(lambda: caller.mcp("ping"), lambda: caller.mcp("tools/list")))
+
+    def _profiled(self, goal: Goal, ratio: float) -> bool:
+        """Whether to say where the time goes: a missed goal, or ``--profile``."""
+        return self.profile_all or not goal.met(ratio)
+
+    def _write(self, lines: list[str]) -> None:
+        for line in lines:
+            self.stdout.write(line)
 
     def _document_row(
         self, name: str, full: float, against: str, empty: float, ratio: float
     ) -> None:
         self.stdout.write(
             f"{name:<24} {full:>8.2f} {against:<14} {empty:>8.2f} {ratio:>6.2f}x  "
-            f"{Goal(1.2).verdict(ratio)}"
+            f"{DOCUMENT_GOAL.verdict(ratio)}"
         )
 
     # Transitions ------------------------------------------------------------------
 
     def _transitions(self, caller: _Caller, count: int) -> None:
-        customer = get_user_model().objects.get(username="alice")
         Order.objects.all().delete()
-        orders = Order.objects.bulk_create(
-            Order(customer=customer, total=Decimal("50.00"), status=OrderStatus.CONFIRMED)
-            for _ in range(2 * count)
-        )
-        rest, mcp = orders[:count], orders[count:]
-        update = [
-            lambda order=order: _ok(
-                caller.client.patch(
-                    f"/bench/plain/{order.pk}/",
-                    json.dumps({"description": "updated"}),
-                    content_type="application/json",
-                    headers=caller.bearer,
-                )
-            )
-            for order in orders
-        ]
-        ship_rest = [
-            lambda order=order: _ok(
-                caller.post(
-                    f"/api/orders/{order.pk}/ship/", {"trackingNumber": f"TRK{order.pk:08d}"}
-                )
-            )
-            for order in rest
-        ]
-        ship_mcp = [
-            lambda order=order: caller.mcp(
-                "tools/call",
-                {
-                    "name": "ship_order",
-                    "arguments": {"orderId": order.pk, "trackingNumber": f"TRK{order.pk:08d}"},
-                },
-            )
-            for order in mcp
-        ]
+        update, ship_rest, ship_mcp, orders = _transition_calls(caller, count)
         # Alternated, one fresh row each: every transition really moves a confirmed order.
         samples: dict[str, list[float]] = {"update": [], "rest": [], "mcp": []}
         for index in range(count):
@@ -413,10 +421,64 @@ class Command(BaseCommand):
             f"{'REST action (execution path)':<34} {rest_ms:>8.2f} {rest_ratio:>6.2f}x  "
             f"{goal.verdict(rest_ratio) if goal else '(goal ≤ 2.00x on PostgreSQL)'}"
         )
+        if goal and self._profiled(goal, rest_ratio):
+            self._write(self._transition_hotspots(caller, "update", "rest"))
+        mcp_goal = Goal(1.1)
         self.stdout.write(
             f"{'MCP tools/call, vs the REST action':<34} {mcp_ms:>8.2f} {mcp_ratio:>6.2f}x  "
-            f"{Goal(1.1).verdict(mcp_ratio)}"
+            f"{mcp_goal.verdict(mcp_ratio)}"
         )
+        if self._profiled(mcp_goal, mcp_ratio):
+            self._write(self._transition_hotspots(caller, "rest", "mcp"))
+
+    def _transition_hotspots(self, caller: _Caller, baseline: str, face: str) -> list[str]:
+        """:func:`_hotspots` of two transition requests, each on a fresh row."""
+        update, rest, mcp, _ = _transition_calls(caller, 2 * PROFILED_REQUESTS)
+        calls = {"update": iter(update), "rest": iter(rest), "mcp": iter(mcp)}
+        return profile_pair(
+            lambda: next(calls[baseline])(), lambda: next(calls[face])(), PROFILED_REQUESTS
+        )
+
+
+def _transition_calls(
+    caller: _Caller, count: int
+) -> tuple[list[Callable[[], Any]], list[Callable[[], Any]], list[Callable[[], Any]], list[Order]]:
+    """``count`` requests of each kind: DRF's plain update and then the REST action of
+    the same confirmed orders, MCP's tools/call of as many others (and all the orders)."""
+    customer = get_user_model().objects.get(username="alice")
+    orders = Order.objects.bulk_create(
+        Order(customer=customer, total=Decimal("50.00"), status=OrderStatus.CONFIRMED)
+        for _ in range(2 * count)
+    )
+    rest, mcp = orders[:count], orders[count:]
+    update = [
+        lambda order=order: _ok(
+            caller.client.patch(
+                f"/bench/plain/{order.pk}/",
+                json.dumps({"description": "updated"}),
+                content_type="application/json",
+                headers=caller.bearer,
+            )
+        )
+        for order in rest  # the rows the REST action ships next
+    ]
+    ship_rest = [
+        lambda order=order: _ok(
+            caller.post(f"/api/orders/{order.pk}/ship/", {"trackingNumber": f"TRK{order.pk:08d}"})
+        )
+        for order in rest
+    ]
+    ship_mcp = [
+        lambda order=order: caller.mcp(
+            "tools/call",
+            {
+                "name": "ship_order",
+                "arguments": {"orderId": order.pk, "trackingNumber": f"TRK{order.pk:08d}"},
+            },
+        )
+        for order in mcp
+    ]
+    return update, ship_rest, ship_mcp, orders
 
 
 def _orders(size: int) -> None:
