@@ -13,6 +13,7 @@ another, and a constraint that widens is refused on every row it is spelled on.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import importlib
 import json
 from collections.abc import Iterator
@@ -34,7 +35,7 @@ from affordances import inputs
 from affordances.catalog import get_catalog
 from affordances.encoding import fast_json
 from affordances.entries import AffordanceLists
-from affordances.rest.renderers import HalFormsRenderer, hal_document
+from affordances.rest.renderers import HalFormsRenderer, HalRenderer, hal_document
 from tests.generic import api as ticket_app
 from tests.generic import parcels_api
 from tests.generic.models import Ticket
@@ -130,6 +131,53 @@ def test_a_rows_own_refusal_takes_its_place_in_the_catalogs_order(tickets_projec
         assert detail["unavailableAffordances"] == row["unavailableAffordances"]
 
 
+def _lists_computed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The ids of the objects whose lists are worked out (prepared or one by one)."""
+    computed: list[int] = []
+    original = AffordanceLists._lists
+
+    def counting(self: AffordanceLists, instance: Any) -> Any:
+        computed.append(instance.pk)
+        return original(self, instance)
+
+    monkeypatch.setattr(AffordanceLists, "_lists", counting)
+    return computed
+
+
+def test_a_page_is_worked_out_at_once_and_each_row_gets_its_own_lists(tickets_project, monkeypatch):
+    """A list serializer's page (a list, or a QuerySet's fetched rows): every row's lists
+    are worked out when the first row is written, once each, and each row gets its own —
+    what it gets one at a time."""
+    user = _escalator()
+    tickets = [_ticket("open"), _ticket("escalated", assignee=""), _ticket("closed")]
+    one_by_one = [_ticket_rows([ticket], user)[0] for ticket in tickets]
+    computed = _lists_computed(monkeypatch)
+    queryset = Ticket.objects.filter(pk__in=[t.pk for t in tickets]).order_by("pk")
+    for page in (tickets, queryset):
+        computed.clear()
+        rows = _ticket_rows(page, user)
+        assert sorted(computed) == sorted(t.pk for t in tickets)  # once each
+        assert json.loads(json.dumps(rows)) == json.loads(json.dumps(one_by_one))
+
+
+def test_a_list_serializer_writing_other_objects_than_its_own_works_them_out_one_by_one(
+    tickets_project, monkeypatch
+):
+    """Nothing is prepared for objects that are not written: a list serializer handed
+    other objects (nested, or to_representation called with another list) gets each
+    row's lists as it writes it."""
+    user = _escalator()
+    own, other = _ticket("open"), _ticket("closed")
+    serializer = ticket_app.TicketSerializer(
+        [own], many=True, context={"request": _request(user, "/v2/tickets/")}
+    )
+    computed = _lists_computed(monkeypatch)
+    rows = serializer.to_representation([other])
+    assert computed == [other.pk]
+    assert rows[0]["id"] == other.pk
+    assert rows[0] == _ticket_rows([other], user)[0]
+
+
 def test_a_row_shares_one_arguments_object_between_its_entries(tickets_project):
     user = _escalator()
     row, other = _ticket_rows([_ticket("open"), _ticket("open")], user)
@@ -167,12 +215,19 @@ def _dispatch(lists: AffordanceLists, parcel: Parcel) -> dict[str, Any]:
     return entry
 
 
+class Pieces(enum.Enum):
+    ONE = 1
+
+
 def test_a_constraint_spelled_alike_is_one_object_and_each_spelling_its_own(parcels_project):
     root = get_user_model().objects.create_superuser("root", password="x")
-    parcels = [Parcel.objects.create() for _ in range(6)]
+    parcels = [Parcel.objects.create() for _ in range(8)]
     # 5 and 5.0 are equal numbers but are written apart; True == 1 in Python, not in JSON.
     spellings = [{"maximum": 5}, {"maximum": 5.0}, {"maximum": 5}, {"enum": [True]}]
     spellings += [{"enum": [1]}, {"maximum": 5.0}]
+    # Written alike as JSON, told apart by Python: a tuple for a list, an enum member for
+    # its value.
+    spellings += [{"enum": (1,)}, {"enum": [Pieces.ONE]}]
 
     def rule(parcel: Parcel, user: Any) -> dict[str, Any]:
         return {"properties": {"pieces": dict(spellings[parcels.index(parcel)])}}
@@ -189,6 +244,11 @@ def test_a_constraint_spelled_alike_is_one_object_and_each_spelling_its_own(parc
     assert spellings[3] == spellings[4]
     assert entries[3]["reason"] == "misconfigured"
     assert entries[4]["constraints"] == {"properties": {"pieces": {"enum": [1]}}}
+    for index in (6, 7):
+        assert entries[index].get("constraints") is not constraints[4]
+        if "constraints" in entries[index]:
+            pieces = entries[index]["constraints"]["properties"]["pieces"]
+            assert pieces == spellings[index]
 
 
 def test_a_widening_constraint_is_refused_on_every_row_past_the_kept_spellings(
@@ -295,6 +355,15 @@ def test_hal_forms_rows_share_a_form_by_constraints_and_version_and_render_as_al
     # Byte for byte, key order too: rows after the first write their forms' JSON again
     # around their own target.
     assert rendered == fast_json(alone)
+    # HAL without forms, and a row without a URL (no self link), likewise.
+    data["results"][1] = {k: v for k, v in data["results"][1].items() if k != "url"}
+    context = {"view": View(), "request": request}
+    assert HalRenderer().render(data, renderer_context=context) == fast_json(
+        hal_document(data, request=request, view=View(), forms=False)
+    )
+    assert HalFormsRenderer().render(data, renderer_context=context) == fast_json(
+        hal_document(data, request=request, view=View())
+    )
     rows = document["_embedded"]["tickets"]
     for row, ticket in zip(rows, tickets, strict=True):
         escalate = row["_templates"]["escalate_ticket"]

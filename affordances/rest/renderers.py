@@ -124,8 +124,37 @@ def _absolute(request: Any, path: str | None) -> str | None:
 _NO_CONSTRAINTS: dict[str, Any] = {}  # read only
 
 
-# The constraints, the form without its target, the operation's name.
-_Known = tuple[dict[str, Any], dict[str, Any], str]
+class _Form:
+    """A form the rows of a document share: the same operation, constraints object and
+    version, without its target. ``constraints`` is kept with it, so that the object's
+    id is not reused while the document is built."""
+
+    __slots__ = ("constraints", "form", "key", "name", "opened")
+
+    def __init__(self, constraints: dict[str, Any], form: dict[str, Any], name: str) -> None:
+        self.constraints = constraints
+        self.form = form
+        self.name = name
+        # Written once when a renderer writes the document: the name as a JSON key, and
+        # the form's JSON open before its target (b"": orjson refused it).
+        self.key: bytes | None = None
+        self.opened: bytes | None = None
+
+    def written(self, target: Any, encode: Callable[[Any], bytes | None]) -> bytes | None:
+        """The form's JSON with ``target``, as encoding it with its target would write it
+        (None: orjson refuses it)."""
+        if self.opened is None:
+            encoded = encode(self.form)
+            self.opened = encoded[:-1] if encoded else b""
+        if not self.opened:
+            return None
+        if target is None:
+            return self.opened + b"}"
+        quoted = encode(target)
+        if quoted is None:
+            return None
+        separator = b',"target":' if len(self.opened) > 1 else b'"target":'
+        return self.opened + separator + quoted + b"}"
 
 
 class _Document:
@@ -146,7 +175,7 @@ class _Document:
         self.request = request
         self.forms = forms
         # The renderer's encoder: each embedded document is written as soon as it is
-        # built and dropped, so a page never holds every row's document at once (a
+        # built (:meth:`written`), so a page never holds every row's document at once (a
         # thousand rows' forms and links were the garbage collector's to walk).
         self.encode = encode
         # Rows' forms may share their property objects only when nobody but an encoder
@@ -154,12 +183,8 @@ class _Document:
         self.share = share
         self.catalog = get_catalog()
         self._forms: dict[tuple[str, str], dict[str, Any]] = {}
-        # (entry name, id of its constraints, version) → (the constraints, the form without
-        # its target, the operation's name).
-        self._versioned: dict[tuple[str, int, Any], _Known] = {}
-        # id of a _versioned value → the value (its id is not reused while it is kept
-        # here) and its form's JSON without the closing brace.
-        self._written: dict[int, tuple[_Known, bytes | None]] = {}
+        # (operation name, id of its constraints, version) → the form rows share.
+        self._versioned: dict[tuple[str, int, Any], _Form] = {}
 
     @cached_property
     def collection_url(self) -> str | None:
@@ -175,19 +200,7 @@ class _Document:
         self, operation: Operation, target: str | None, constraints: dict[str, Any], version: Any
     ) -> dict[str, Any]:
         if self.share:
-            # Rows with the same constraints object (a request's lists share them) and
-            # version share the whole form but its target; the object is kept with it,
-            # so its id is not reused while the document is built.
-            by_object = (operation.name, id(constraints), version)
-            known = self._versioned.get(by_object)
-            if known is None or known[0] is not constraints:
-                form = self._form(operation, constraints)
-                properties = list(form["properties"])
-                if version is not None:
-                    properties.append(_version_property(version))
-                known = (constraints, {**form, "properties": properties}, operation.name)
-                self._versioned[by_object] = known
-            template = dict(known[1])
+            template = dict(self._shared(operation, constraints, version).form)
         else:  # copies per form: whoever gets the document may change it
             form = self._form(operation, constraints)
             properties = [dict(prop) for prop in form["properties"]]
@@ -197,6 +210,20 @@ class _Document:
         if target is not None:
             template["target"] = target
         return template
+
+    def _shared(self, operation: Operation, constraints: dict[str, Any], version: Any) -> _Form:
+        """The form of the rows with the same constraints object (a request's lists share
+        them) and version: the whole form but its target."""
+        by_object = (operation.name, id(constraints), version)
+        known = self._versioned.get(by_object)
+        if known is None or known.constraints is not constraints:
+            form = self._form(operation, constraints)
+            properties = list(form["properties"])
+            if version is not None:
+                properties.append(_version_property(version))
+            known = _Form(constraints, {**form, "properties": properties}, operation.name)
+            self._versioned[by_object] = known
+        return known
 
     def _form(self, operation: Operation, constraints: dict[str, Any]) -> dict[str, Any]:
         """The form without its version and target, shared by every row with the same
@@ -209,6 +236,16 @@ class _Document:
                 operation, None, _properties(operation, constraints)
             )
         return form
+
+    def _known(self, affordance: dict[str, Any]) -> tuple[_Form | None, Operation | None]:
+        """An entry's shared form when an earlier row made it (found without the
+        catalog), else its operation (None: not in the catalog)."""
+        constraints = affordance.get("constraints") or _NO_CONSTRAINTS
+        key = (affordance["name"], id(constraints), affordance.get("validForVersion"))
+        known = self._versioned.get(key)
+        if known is not None and known.constraints is constraints:
+            return known, None
+        return None, self.catalog.lookup(affordance["name"])
 
     def item(self, data: dict[str, Any]) -> dict[str, Any]:
         document = dict(data)
@@ -226,50 +263,92 @@ class _Document:
             return document
         templates: dict[str, Any] = {}
         for affordance in data.get("affordances", ()):
-            name = affordance["name"]
+            target = affordance.get("target")
+            known, operation = self._known(affordance) if self.share else (None, None)
+            if known is not None:
+                template = dict(known.form)
+                if target is not None:
+                    template["target"] = target
+                templates[known.name] = template
+                continue
+            if operation is None:
+                operation = self.catalog.lookup(affordance["name"])
+                if operation is None:
+                    continue
             constraints = affordance.get("constraints") or _NO_CONSTRAINTS
             version = affordance.get("validForVersion")
-            target = affordance.get("target")
-            if self.share:  # the form of an earlier row, found without the catalog
-                known = self._versioned.get((name, id(constraints), version))
-                if known is not None and known[0] is constraints:
-                    templates[known[2]] = self._again(known, target)
-                    continue
-            operation = self.catalog.lookup(name)
-            if operation is None:
-                continue
             templates[operation.name] = self.template(operation, target, constraints, version)
         document["_templates"] = templates
         return document
 
-    def _again(self, known: _Known, target: str | None) -> Any:
-        """An earlier row's form with this row's target: written already, but for the
-        target, when the renderer writes the document (a page's rows share their forms'
-        bytes, not only their objects); else a copy."""
-        if self.encode is not None:
-            written = self._written.get(id(known))
-            if written is None or written[0] is not known:
-                encoded = self.encode(known[1])
-                # The form's JSON without its closing brace (None: orjson refused it).
-                written = self._written[id(known)] = (known, encoded[:-1] if encoded else None)
-            opened = written[1]
-            quoted = self.encode(target) if opened is not None else None
-            if opened is not None and quoted is not None:
-                if target is None:
-                    return orjson.Fragment(opened + b"}")
-                separator = b"," if len(opened) > 1 else b""
-                return orjson.Fragment(opened + separator + b'"target":' + quoted + b"}")
-        template = dict(known[1])
-        if target is not None:
-            template["target"] = target
-        return template
+    def written(self, data: Any) -> bytes | None:
+        """``encode(self.item(data))`` without building the document: the row's fields
+        written once, then its links and its forms' JSON, each form written once per
+        document and again around each row's target (None: orjson refuses it)."""
+        encode = self.encode
+        assert encode is not None and self.share  # the renderer's document
+        if not isinstance(data, dict) or "_links" in data or "_templates" in data:
+            return encode(self.item(data))  # their places are the document's own
+        fields = data
+        if self.forms:
+            fields = dict(data)
+            for key in AFFORDANCE_LISTS:
+                fields.pop(key, None)
+        head = encode(fields)
+        links = self._links_written(data.get("url"))
+        if head is None or links is None:
+            return None
+        parts = [head[:-1], b',"_links":' if len(head) > 2 else b'"_links":', links]
+        if not self.forms:
+            parts.append(b"}")
+            return b"".join(parts)
+        templates: dict[bytes, bytes] = {}  # by name: a name again takes the first's place
+        for affordance in data.get("affordances", ()):
+            known, operation = self._known(affordance)
+            if known is None:
+                if operation is None:
+                    continue
+                constraints = affordance.get("constraints") or _NO_CONSTRAINTS
+                known = self._shared(operation, constraints, affordance.get("validForVersion"))
+            if known.key is None:
+                known.key = encode(known.name)
+            template = known.written(affordance.get("target"), encode)
+            if template is None or known.key is None:
+                return None
+            templates[known.key] = template
+        parts.append(b',"_templates":{')
+        parts.append(b",".join(name + b":" + template for name, template in templates.items()))
+        parts.append(b"}}")
+        return b"".join(parts)
+
+    def _links_written(self, url: Any) -> bytes | None:
+        """The row's ``_links``, as :meth:`item` makes them, written."""
+        encode = self.encode
+        assert encode is not None
+        links = []
+        if url:
+            href = encode(url)
+            if href is None:
+                return None
+            links.append(b'"self":{"href":' + href + b"}")
+        if self.collection_url:
+            collection = self._collection_written
+            if collection is None:
+                return None
+            links.append(b'"collection":' + collection)
+        return b"{" + b",".join(links) + b"}"
+
+    @cached_property
+    def _collection_written(self) -> bytes | None:
+        assert self.encode is not None
+        return self.encode(self._collection_link)
 
     def _embedded(self, rows: list[dict[str, Any]]) -> list[Any]:
         if self.encode is None:
             return [self.item(row) for row in rows]
         written = []
         for row in rows:
-            encoded = self.encode(self.item(row))
+            encoded = self.written(row)
             if encoded is None:
                 raise _Unencodable
             written.append(orjson.Fragment(encoded))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from django.urls import NoReverseMatch
 from rest_framework import serializers
 
@@ -64,10 +65,29 @@ class AffordancesMixin:
             user = getattr(request, "user", None)
             lists = lists_for(context, request, user, model, _context_shape(context))
             found = context[_ROW_LISTS] = (model, lists)
+            if lists is not None:
+                page = _page_of(self, instance)
+                if page is not None:
+                    lists.prepare(page)
         lists = found[1]
         if lists is not None:
             data["affordances"], data["unavailableAffordances"] = lists(instance)
         return data
+
+
+def _page_of(serializer: Any, instance: Any) -> list[Any] | None:
+    """The objects a ListSerializer is writing, when ``instance`` is the first of them
+    (a page: a list, or a QuerySet's fetched rows); None otherwise (one object, or a
+    list serializer writing something other than its own instance)."""
+    parent = getattr(serializer, "parent", None)
+    if not isinstance(parent, serializers.ListSerializer):
+        return None
+    objects = parent.instance
+    if isinstance(objects, QuerySet):
+        objects = objects._result_cache
+    if not isinstance(objects, list | tuple) or not objects or objects[0] is not instance:
+        return None
+    return [item for item in objects if type(item) is type(instance)]
 
 
 class ResourceUrlField(serializers.HyperlinkedIdentityField):
