@@ -210,11 +210,11 @@ _BASES_MAX = 64
 
 
 class _Open:
-    """An operation each object of one state is asked: what the state and the caller
-    decide already (``constant``: the answer for every object — held model-wide, no
-    condition, guard or constraint), and the entry's fixed part with its constraints
-    filled in, per constraints object, in the entry's order: a row copies one and sets
-    its target, its arguments and its version (a copy is half the cost of building)."""
+    """An operation each object of one state is asked, and its entries' fixed part with
+    the constraints filled in, per constraints object, in the entry's order: a row copies
+    one and sets its target, its arguments and its version (a copy is half the cost of
+    building one). ``constant_base``: the entry of every object, when the state and the
+    caller decide already (held model-wide, no condition, guard or constraint)."""
 
     __slots__ = (
         "bases",

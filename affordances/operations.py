@@ -285,12 +285,11 @@ class Operation:
             raise TypeError(f"{self.name} is a {self.kind} operation, not a transition.")
         return self.transition
 
-    @cached_property
+    @property
     def permissions(self) -> tuple[Permission, ...]:
         """Each distinct permission of the operation: of every django-fsm ``Transition``
-        of a transition's method (one per source), read from them once — django-fsm
-        declares them with the class, and the catalog's operations are rebuilt when the
-        settings change."""
+        of a transition's method (one per source), read from them each time (a
+        ``Transition``'s permission may be set after the catalog is built)."""
         if self.transition is None:
             return (self.permission or None,)
         transitions = self.transition.meta.transitions.values()

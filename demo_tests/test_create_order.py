@@ -121,15 +121,11 @@ def test_a_customer_may_not_create_for_another_customer(api: Api, demo: Demo) ->
     assert not Order.objects.filter(customer__username="bob", description="Tea").exists()
 
 
-def test_a_description_longer_than_its_max_length_as_sent_is_refused(
-    api: Api, demo: Demo
-) -> None:
+def test_a_description_longer_than_its_max_length_as_sent_is_refused(api: Api, demo: Demo) -> None:
     """Every schema says at most 200 characters: 201 with a leading space are refused,
     though DRF, trimming first, would take them; 200 as sent are taken, trimmed."""
     refused(api("alice"), {**TEA, "description": " " + "x" * 200}, "description")
-    response = api("alice").post(
-        COLLECTION, {**TEA, "description": " " + "x" * 199}, format="json"
-    )
+    response = api("alice").post(COLLECTION, {**TEA, "description": " " + "x" * 199}, format="json")
     assert response.status_code == 201, response.content
     assert response.json()["description"] == "x" * 199
 
