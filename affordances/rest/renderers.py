@@ -295,53 +295,53 @@ class _Document:
             for key in AFFORDANCE_LISTS:
                 fields.pop(key, None)
         head = encode(fields)
-        links = self._links_written(data.get("url"))
-        if head is None or links is None:
+        url = data.get("url")
+        href = encode(url) if url else None
+        after_self, alone = self._links_written
+        if head is None or after_self is None or (url and href is None):
             return None
-        parts = [head[:-1], b',"_links":' if len(head) > 2 else b'"_links":', links]
+        parts = [head[:-1], b',"_links":' if len(head) > 2 else b'"_links":']
+        parts.append(b'{"self":{"href":' + href + after_self if href is not None else alone)
         if not self.forms:
             parts.append(b"}")
             return b"".join(parts)
-        templates: dict[bytes, bytes] = {}  # by name: a name again takes the first's place
+        parts.append(b',"_templates":{')
+        names: list[str] = []
+        versioned = self._versioned
         for affordance in data.get("affordances", ()):
-            known, operation = self._known(affordance)
-            if known is None:
+            constraints = affordance.get("constraints") or _NO_CONSTRAINTS
+            version = affordance.get("validForVersion")
+            known = versioned.get((affordance["name"], id(constraints), version))
+            if known is None or known.constraints is not constraints:
+                operation = self.catalog.lookup(affordance["name"])
                 if operation is None:
                     continue
-                constraints = affordance.get("constraints") or _NO_CONSTRAINTS
-                known = self._shared(operation, constraints, affordance.get("validForVersion"))
+                known = self._shared(operation, constraints, version)
+            if known.name in names:
+                return encode(self.item(data))  # a name again: the first's place, as a dict
             if known.key is None:
                 known.key = encode(known.name)
             template = known.written(affordance.get("target"), encode)
             if template is None or known.key is None:
                 return None
-            templates[known.key] = template
-        parts.append(b',"_templates":{')
-        parts.append(b",".join(name + b":" + template for name, template in templates.items()))
+            parts.append(b"," + known.key if names else known.key)
+            parts.append(b":")
+            parts.append(template)
+            names.append(known.name)
         parts.append(b"}}")
         return b"".join(parts)
 
-    def _links_written(self, url: Any) -> bytes | None:
-        """The row's ``_links``, as :meth:`item` makes them, written."""
-        encode = self.encode
-        assert encode is not None
-        links = []
-        if url:
-            href = encode(url)
-            if href is None:
-                return None
-            links.append(b'"self":{"href":' + href + b"}")
-        if self.collection_url:
-            collection = self._collection_written
-            if collection is None:
-                return None
-            links.append(b'"collection":' + collection)
-        return b"{" + b",".join(links) + b"}"
-
     @cached_property
-    def _collection_written(self) -> bytes | None:
+    def _links_written(self) -> tuple[bytes | None, bytes]:
+        """A row's ``_links`` as :meth:`item` makes them, written: what follows its self
+        link's URL, and the links of a row without a URL (None: orjson refused them)."""
         assert self.encode is not None
-        return self.encode(self._collection_link)
+        if not self.collection_url:
+            return b"}}", b"{}"
+        collection = self.encode(self._collection_link)
+        if collection is None:
+            return None, b""
+        return b'},"collection":' + collection + b"}", b'{"collection":' + collection + b"}"
 
     def _embedded(self, rows: list[dict[str, Any]]) -> list[Any]:
         if self.encode is None:
