@@ -380,8 +380,8 @@ def test_hal_forms_rows_share_a_form_by_constraints_and_version_and_render_as_al
 def test_hal_forms_pages_orjson_refuses_a_row_of_are_written_the_standard_way(
     tickets_project,
 ):
-    """The renderer writes each embedded document as it is built; a row orjson refuses
-    (an integer past 64 bits) makes it write the page as before, whole."""
+    """The renderer writes rows' forms as orjson fragments; a row orjson refuses (an
+    integer past 64 bits) makes it write the page the standard way, whole."""
     user = _escalator()
     rows = _ticket_rows([_ticket("open"), _ticket("closed")], user)
     rows[1] = {**rows[1], "huge": 2**70}

@@ -129,32 +129,35 @@ class _Form:
     version, without its target. ``constraints`` is kept with it, so that the object's
     id is not reused while the document is built."""
 
-    __slots__ = ("constraints", "form", "key", "name", "opened")
+    __slots__ = ("constraints", "form", "name", "opened")
 
     def __init__(self, constraints: dict[str, Any], form: dict[str, Any], name: str) -> None:
         self.constraints = constraints
         self.form = form
         self.name = name
-        # Written once when a renderer writes the document: the name as a JSON key, and
-        # the form's JSON open before its target (b"": orjson refused it).
-        self.key: bytes | None = None
+        # Written once when a renderer writes the document: the form's JSON open before
+        # its target (b"": orjson refused it).
         self.opened: bytes | None = None
 
-    def written(self, target: Any, encode: Callable[[Any], bytes | None]) -> bytes | None:
-        """The form's JSON with ``target``, as encoding it with its target would write it
-        (None: orjson refuses it)."""
+    def fragment(self, target: Any, encode: Callable[[Any], bytes | None]) -> Any:
+        """The form with ``target``, written: its JSON, written once per document, around
+        the row's target (an orjson fragment, which the page's encoding copies as it is);
+        a copy of the form when orjson refuses either."""
         if self.opened is None:
             encoded = encode(self.form)
             self.opened = encoded[:-1] if encoded else b""
-        if not self.opened:
-            return None
-        if target is None:
-            return self.opened + b"}"
-        quoted = encode(target)
-        if quoted is None:
-            return None
-        separator = b',"target":' if len(self.opened) > 1 else b'"target":'
-        return self.opened + separator + quoted + b"}"
+        if self.opened and type(target) is str:
+            try:
+                quoted = orjson.dumps(target)
+            except orjson.JSONEncodeError:  # a lone surrogate: the page's own way
+                pass
+            else:
+                separator = b',"target":' if len(self.opened) > 1 else b'"target":'
+                return orjson.Fragment(self.opened + separator + quoted + b"}")
+        template = dict(self.form)
+        if target is not None:
+            template["target"] = target
+        return template
 
 
 class _Document:
@@ -174,9 +177,9 @@ class _Document:
         self.resource = resource
         self.request = request
         self.forms = forms
-        # The renderer's encoder: each embedded document is written as soon as it is
-        # built (:meth:`written`), so a page never holds every row's document at once (a
-        # thousand rows' forms and links were the garbage collector's to walk).
+        # The renderer's encoder: a form the rows share is written once, and each row's
+        # is an orjson fragment of it around the row's target (no form object per row;
+        # the page's encoding copies the fragments as they are).
         self.encode = encode
         # Rows' forms may share their property objects only when nobody but an encoder
         # reads the document (the renderer): fewer objects, less for the GC to walk.
@@ -266,10 +269,13 @@ class _Document:
             target = affordance.get("target")
             known, operation = self._known(affordance) if self.share else (None, None)
             if known is not None:
-                template = dict(known.form)
-                if target is not None:
-                    template["target"] = target
-                templates[known.name] = template
+                if self.encode is not None:
+                    templates[known.name] = known.fragment(target, self.encode)
+                else:
+                    template = dict(known.form)
+                    if target is not None:
+                        template["target"] = target
+                    templates[known.name] = template
                 continue
             if operation is None:
                 operation = self.catalog.lookup(affordance["name"])
@@ -281,78 +287,8 @@ class _Document:
         document["_templates"] = templates
         return document
 
-    def written(self, data: Any) -> bytes | None:
-        """``encode(self.item(data))`` without building the document: the row's fields
-        written once, then its links and its forms' JSON, each form written once per
-        document and again around each row's target (None: orjson refuses it)."""
-        encode = self.encode
-        assert encode is not None and self.share  # the renderer's document
-        if not isinstance(data, dict) or "_links" in data or "_templates" in data:
-            return encode(self.item(data))  # their places are the document's own
-        fields = data
-        if self.forms:
-            fields = dict(data)
-            for key in AFFORDANCE_LISTS:
-                fields.pop(key, None)
-        head = encode(fields)
-        url = data.get("url")
-        href = encode(url) if url else None
-        after_self, alone = self._links_written
-        if head is None or after_self is None or (url and href is None):
-            return None
-        parts = [head[:-1], b',"_links":' if len(head) > 2 else b'"_links":']
-        parts.append(b'{"self":{"href":' + href + after_self if href is not None else alone)
-        if not self.forms:
-            parts.append(b"}")
-            return b"".join(parts)
-        parts.append(b',"_templates":{')
-        names: list[str] = []
-        versioned = self._versioned
-        for affordance in data.get("affordances", ()):
-            constraints = affordance.get("constraints") or _NO_CONSTRAINTS
-            version = affordance.get("validForVersion")
-            known = versioned.get((affordance["name"], id(constraints), version))
-            if known is None or known.constraints is not constraints:
-                operation = self.catalog.lookup(affordance["name"])
-                if operation is None:
-                    continue
-                known = self._shared(operation, constraints, version)
-            if known.name in names:
-                return encode(self.item(data))  # a name again: the first's place, as a dict
-            if known.key is None:
-                known.key = encode(known.name)
-            template = known.written(affordance.get("target"), encode)
-            if template is None or known.key is None:
-                return None
-            parts.append(b"," + known.key if names else known.key)
-            parts.append(b":")
-            parts.append(template)
-            names.append(known.name)
-        parts.append(b"}}")
-        return b"".join(parts)
-
-    @cached_property
-    def _links_written(self) -> tuple[bytes | None, bytes]:
-        """A row's ``_links`` as :meth:`item` makes them, written: what follows its self
-        link's URL, and the links of a row without a URL (None: orjson refused them)."""
-        assert self.encode is not None
-        if not self.collection_url:
-            return b"}}", b"{}"
-        collection = self.encode(self._collection_link)
-        if collection is None:
-            return None, b""
-        return b'},"collection":' + collection + b"}", b'{"collection":' + collection + b"}"
-
     def _embedded(self, rows: list[dict[str, Any]]) -> list[Any]:
-        if self.encode is None:
-            return [self.item(row) for row in rows]
-        written = []
-        for row in rows:
-            encoded = self.written(row)
-            if encoded is None:
-                raise _Unencodable
-            written.append(orjson.Fragment(encoded))
-        return written
+        return [self.item(row) for row in rows]
 
     def collection(self, data: dict[str, Any]) -> dict[str, Any]:
         request, resource = self.request, self.resource
@@ -389,10 +325,6 @@ def hal_document(data: Any, *, request: Any = None, view: Any = None, forms: boo
     """The HAL-FORMS form of a DRF response body (item, paginated collection or links);
     with ``forms=False``, plain HAL (no ``_templates``). Its objects are its own."""
     return _hal(data, request=request, view=view, forms=forms, share=False)
-
-
-class _Unencodable(Exception):
-    """An embedded document orjson refuses: the page is written the standard way."""
 
 
 def _hal(
@@ -456,14 +388,12 @@ class _HalDocumentRenderer(JSONRenderer):
             return super().render(data, accepted_media_type, renderer_context)
         request, view = context.get("request"), context.get("view")
         if self.compact and not self.get_indent(accepted_media_type or "", context):
-            # Written by orjson: each embedded document as soon as it is built.
-            try:
-                written = _hal(
-                    data, request=request, view=view, forms=self.forms, share=True, encode=fast_json
-                )
-            except _Unencodable:
-                written = None
-            encoded = fast_json(written) if written is not None else None
+            # Written by orjson, the rows' forms as fragments; what orjson refuses, the
+            # standard way below.
+            written = _hal(
+                data, request=request, view=view, forms=self.forms, share=True, encode=fast_json
+            )
+            encoded = fast_json(written)
             if encoded is not None:
                 return encoded
         # Encoded at once and dropped: the forms may share their objects.
