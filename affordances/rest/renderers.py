@@ -14,15 +14,17 @@ client still learns what applies, and where to send it).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
 
 import orjson
+from django.utils import translation
 from rest_framework import renderers
 
-from affordances import routes
+from affordances import registry, routes
 from affordances.catalog import get_catalog
 from affordances.encoding import fast_json
 from affordances.entries import AFFORDANCE_LISTS, create_constraints
@@ -124,6 +126,17 @@ def _absolute(request: Any, path: str | None) -> str | None:
 _NO_CONSTRAINTS: dict[str, Any] = {}  # read only
 
 
+# Each operation's form without its version and target, per constraint (by its exact
+# spelling: repr tells 1 and "1", 1.0 and 1, true and 1 apart) and language, for the
+# process: built from affordances.inputs' fields, which are fixed as the catalog is, and
+# read-only (a document that hands its forms out copies them). Forgotten with the
+# catalog (affordances.registry); bound: 1,024 forms.
+_FormKey = tuple[Operation, str, str | None]
+_FORMS_MAX = 1024
+_FORMS: dict[_FormKey, dict[str, Any]] = {}
+registry.derived(_FORMS.clear)
+
+
 class _Form:
     """A form the rows of a document share: the same operation, constraints object and
     version, without its target. ``constraints`` is kept with it, so that the object's
@@ -185,7 +198,7 @@ class _Document:
         # reads the document (the renderer): fewer objects, less for the GC to walk.
         self.share = share
         self.catalog = get_catalog()
-        self._forms: dict[tuple[str, str], dict[str, Any]] = {}
+        self._forms: dict[_FormKey, dict[str, Any]] = {}
         # (operation name, id of its constraints, version) → the form rows share.
         self._versioned: dict[tuple[str, int, Any], _Form] = {}
 
@@ -206,7 +219,7 @@ class _Document:
             template = dict(self._shared(operation, constraints, version).form)
         else:  # copies per form: whoever gets the document may change it
             form = self._form(operation, constraints)
-            properties = [dict(prop) for prop in form["properties"]]
+            properties = copy.deepcopy(form["properties"])
             if version is not None:
                 properties.append(_version_property(version))
             template = {**form, "properties": properties}
@@ -230,14 +243,18 @@ class _Document:
 
     def _form(self, operation: Operation, constraints: dict[str, Any]) -> dict[str, Any]:
         """The form without its version and target, shared by every row with the same
-        constraints (rows of a page mostly have none); repr tells JSON values apart
-        exactly (1 and "1", 1.0 and 1): equal keys, equal forms."""
-        key = (operation.name, repr(constraints) if constraints else "")
+        constraints (rows of a page mostly have none), kept for the process
+        (:data:`_FORMS`)."""
+        key = (operation, repr(constraints) if constraints else "", translation.get_language())
         form = self._forms.get(key)
         if form is None:
-            form = self._forms[key] = _template(
-                operation, None, _properties(operation, constraints)
-            )
+            form = _FORMS.get(key)
+            if form is None:
+                form = _template(operation, None, _properties(operation, constraints))
+                if len(_FORMS) >= _FORMS_MAX:
+                    _FORMS.clear()
+                _FORMS[key] = form
+            self._forms[key] = form
         return form
 
     def _known(self, affordance: dict[str, Any]) -> tuple[_Form | None, Operation | None]:
