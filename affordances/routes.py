@@ -93,7 +93,7 @@ def path_or_none(route: str, **kwargs: Any) -> str | None:
 
 
 def list_path(resource: Resource) -> str | None:
-    return path_or_none(name(resource.basename, "list"))
+    return _reversed(name(resource.basename, "list"), with_pk=False)
 
 
 def list_view(resource: Resource) -> Any:
@@ -123,29 +123,35 @@ def is_detail(resource: Resource, match: ResolverMatch) -> bool:
     return match.view_name == name(resource.basename, "detail") and "pk" in match.kwargs
 
 
-# The paths reversed with the placeholder id, per route, script prefix and language (what
-# else reverse() reads), each with the URLconf's resolver it was reversed with: the same
-# for every request, so reversed once per process, not once per operation and request.
-# A new resolver (clear_url_caches(), another ROOT_URLCONF) reverses them again. Bound:
-# 1,024 short strings.
-_TEMPLATE_PATHS_MAX = 1024
-_template_paths: dict[tuple[str, str, str | None], tuple[Any, str | None]] = {}
+# The paths reversed without an id or with the placeholder id, per route, script prefix
+# and language (what else reverse() reads), each with the URLconf's resolver it was
+# reversed with: the same for every request, so reversed once per process, not once per
+# operation and request. A new resolver (clear_url_caches(), another ROOT_URLCONF)
+# reverses them again. Bound: 1,024 short strings.
+_PATHS_MAX = 1024
+_paths: dict[tuple[str, bool, str, str | None], tuple[Any, str | None]] = {}
 # Reversed from the URLconf and the settings.
-registry.derived(_template_paths.clear)
+registry.derived(_paths.clear)
+
+
+def _reversed(route: str, *, with_pk: bool) -> str | None:
+    """``route``'s path, with the placeholder as its ``pk`` or without arguments (None:
+    not in the URLconf)."""
+    resolver = get_resolver(get_urlconf())
+    key = (route, with_pk, get_script_prefix(), get_language())
+    known = _paths.get(key)
+    if known is not None and known[0] is resolver:
+        return known[1]
+    path = path_or_none(route, pk=PK_PLACEHOLDER) if with_pk else path_or_none(route)
+    if len(_paths) >= _PATHS_MAX:
+        _paths.clear()
+    _paths[key] = (resolver, path)
+    return path
 
 
 def _template_path(route: str) -> str | None:
-    """``route``'s path with the placeholder as its ``pk`` (None: not in the URLconf)."""
-    resolver = get_resolver(get_urlconf())
-    key = (route, get_script_prefix(), get_language())
-    known = _template_paths.get(key)
-    if known is not None and known[0] is resolver:
-        return known[1]
-    path = path_or_none(route, pk=PK_PLACEHOLDER)
-    if len(_template_paths) >= _TEMPLATE_PATHS_MAX:
-        _template_paths.clear()
-    _template_paths[key] = (resolver, path)
-    return path
+    """``route``'s path with the placeholder as its ``pk``."""
+    return _reversed(route, with_pk=True)
 
 
 def template(path: str | None, request: Any) -> tuple[str, str] | None:

@@ -152,11 +152,12 @@ class _Form:
         # its target (b"": orjson refused it).
         self.opened: bytes | None = None
 
-    def fragment(self, target: Any, encode: Callable[[Any], bytes | None]) -> Any:
-        """The form with ``target``, written: its JSON, written once per document, around
-        the row's target (an orjson fragment, which the page's encoding copies as it is);
-        a copy of the form when orjson refuses either."""
-        if self.opened is None:
+    def with_target(self, target: Any, encode: Callable[[Any], bytes | None] | None) -> Any:
+        """The form with ``target``. Given the renderer's ``encode``, written: its JSON,
+        written once per document, around the row's target (an orjson fragment, which
+        the page's encoding copies as it is); else, or when orjson refuses either, a
+        copy of the form."""
+        if encode is not None and self.opened is None:
             encoded = encode(self.form)
             self.opened = encoded[:-1] if encoded else b""
         if self.opened and type(target) is str:
@@ -257,50 +258,38 @@ class _Document:
             self._forms[key] = form
         return form
 
-    def _known(self, affordance: dict[str, Any]) -> tuple[_Form | None, Operation | None]:
-        """An entry's shared form when an earlier row made it (found without the
-        catalog), else its operation (None: not in the catalog)."""
-        constraints = affordance.get("constraints") or _NO_CONSTRAINTS
-        key = (affordance["name"], id(constraints), affordance.get("validForVersion"))
-        known = self._versioned.get(key)
-        if known is not None and known.constraints is constraints:
-            return known, None
-        return None, self.catalog.lookup(affordance["name"])
-
     def item(self, data: dict[str, Any]) -> dict[str, Any]:
         document = dict(data)
         if self.forms:
             for key in AFFORDANCE_LISTS:
                 document.pop(key, None)
-        links: dict[str, Any] = {}
-        if data.get("url"):
-            links["self"] = {"href": data["url"]}
-        collection = self.collection_url
-        if collection:
-            links["collection"] = self._collection_link if self.share else {"href": collection}
+        links: dict[str, Any] = {"self": {"href": data["url"]}} if data.get("url") else {}
+        if self.collection_url:
+            links["collection"] = (
+                self._collection_link if self.share else {"href": self.collection_url}
+            )
         document["_links"] = links
         if not self.forms:
             return document
         templates: dict[str, Any] = {}
+        versioned = self._versioned
         for affordance in data.get("affordances", ()):
-            target = affordance.get("target")
-            known, operation = self._known(affordance) if self.share else (None, None)
-            if known is not None:
-                if self.encode is not None:
-                    templates[known.name] = known.fragment(target, self.encode)
-                else:
-                    template = dict(known.form)
-                    if target is not None:
-                        template["target"] = target
-                    templates[known.name] = template
-                continue
-            if operation is None:
-                operation = self.catalog.lookup(affordance["name"])
-                if operation is None:
-                    continue
             constraints = affordance.get("constraints") or _NO_CONSTRAINTS
             version = affordance.get("validForVersion")
-            templates[operation.name] = self.template(operation, target, constraints, version)
+            target = affordance.get("target")
+            if self.share:
+                # The form of an earlier row, found without the catalog.
+                known = versioned.get((affordance["name"], id(constraints), version))
+                if known is None or known.constraints is not constraints:
+                    operation = self.catalog.lookup(affordance["name"])
+                    if operation is None:
+                        continue
+                    known = self._shared(operation, constraints, version)
+                templates[known.name] = known.with_target(target, self.encode)
+                continue
+            operation = self.catalog.lookup(affordance["name"])
+            if operation is not None:
+                templates[operation.name] = self.template(operation, target, constraints, version)
         document["_templates"] = templates
         return document
 
@@ -331,9 +320,8 @@ class _Document:
         if create is not None and user is not None:
             constraints = create_constraints(create, user)
             if constraints is not None:
-                properties = _properties(create, constraints)
-                document["_templates"][create.name] = _template(
-                    create, self.collection_url, properties
+                document["_templates"][create.name] = self.template(
+                    create, self.collection_url, constraints, None
                 )
         return document
 
