@@ -49,6 +49,7 @@ __all__ = [
     "CATALOG_KEYS",
     "AffordanceLists",
     "Shape",
+    "attach",
     "compact_entry",
     "create_constraints",
     "list_schemas",
@@ -481,7 +482,11 @@ def with_affordances(
 ) -> dict[str, Any]:
     """``data`` (an object's representation) with its affordance lists in ``shape``
     (none in the plain shape): what every face answers for an object."""
-    lists = lists_for(cache, request, user, type(instance), shape)
+    return attach(data, instance, lists_for(cache, request, user, type(instance), shape))
+
+
+def attach(data: dict[str, Any], instance: Any, lists: AffordanceLists | None) -> dict[str, Any]:
+    """``data`` with ``instance``'s lists from ``lists`` (None: none, the plain shape)."""
     if lists is not None:
         data["affordances"], data["unavailableAffordances"] = lists(instance)
     return data

@@ -27,7 +27,7 @@ def test_a_tiny_run_prints_every_line_and_ratio() -> None:
 
     page = 5
     result = subprocess.run(
-        [PEERS_PYTHON, "-m", "bench.peers.run", *TINY, "--page", str(page)],
+        [PEERS_PYTHON, "-m", "bench.peers.run", *TINY, "--page", str(page), "--profile"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -56,3 +56,10 @@ def test_a_tiny_run_prints_every_line_and_ratio() -> None:
     goals = sum(c.goal is not None for c in comparisons)
     (verdict,) = re.findall(r"^Goals: (\d+) met, (\d+) missed\.$", result.stdout, re.M)
     assert sum(map(int, verdict)) == goals
+    # --profile: where the time goes under every goal (a missed one always has it), each
+    # pair run again — the transitions on rows reset between requests, as measured.
+    assert result.stdout.count("  where the time goes (cProfile, 30 requests each") == goals
+    for comparison in comparisons:
+        if comparison.goal is not None:
+            assert re.search(rf"^{re.escape(comparison.label)}: (met|MISSED)$", result.stdout, re.M)
+    assert "affordances/" in result.stdout.split("Goals:")[1]

@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from affordances import routes
 from affordances.catalog import get_catalog
-from affordances.entries import Shape, lists_for
+from affordances.entries import Shape, attach, lists_for
 
 __all__ = ["AffordancesMixin", "ResourceUrlField", "affordance_shape"]
 
@@ -69,10 +69,7 @@ class AffordancesMixin:
                 page = _page_of(self, instance)
                 if page is not None:
                     lists.prepare(page)
-        lists = found[1]
-        if lists is not None:
-            data["affordances"], data["unavailableAffordances"] = lists(instance)
-        return data
+        return attach(data, instance, found[1])
 
 
 def _page_of(serializer: Any, instance: Any) -> list[Any] | None:

@@ -157,6 +157,11 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     parser.add_argument("--rounds", type=int, default=101, help="measured rounds")
     parser.add_argument("--warmup", type=int, default=3, help="unmeasured rounds first")
     parser.add_argument("--page", type=int, default=100, help="rows on the listed page")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="where the time goes under every goal, met or not (missed ones always)",
+    )
     args = parser.parse_args(argv)
     if args.page > args.tickets - TRANSITION_TICKETS or args.tickets < 2 * TRANSITION_TICKETS:
         parser.error("--page must leave the transition rows out: tickets ≥ page + 6, ≥ 12")
@@ -226,10 +231,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         gc.callbacks.remove(counter)
     missed = _report(args, faces, comparisons, load_before, time.monotonic() - started, out)
     by_key = {face.key: face for face in faces}
-    for comparison in missed:
+    profiled = [c for c in comparisons if c.goal is not None] if args.profile else missed
+    for comparison in profiled:
         # Where the time goes: the pair again, under cProfile (bench.hotspots).
         ours, peer = by_key[comparison.ours], by_key[comparison.peer]
-        print(f"\n{comparison.label}: MISSED", file=out)
+        verdict = "MISSED" if comparison in missed else "met"
+        print(f"\n{comparison.label}: {verdict}", file=out)
         for line in profile_pair(
             lambda face=peer: wsgi.call(wsgi.environ(face)),
             lambda face=ours: wsgi.call(wsgi.environ(face)),
