@@ -30,7 +30,10 @@ every arm:
 - **B-focus** (:class:`Focus`): interface B behind a host that shows the read tools,
   the collection operations (creating: nothing read offers them) and the tools named by
   the affordances of what the model has read so far in the run. The server's list is
-  the same fixed, cached one; only what the model is shown narrows.
+  the same fixed, cached one; only what the model is shown narrows. A call to a real
+  tool the host did not show is forwarded to the server, whose answer (a success or a
+  refusal with its reason, as on B) goes back to the model; only a name the server
+  does not have is an unknown tool.
 """
 
 from __future__ import annotations

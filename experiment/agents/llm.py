@@ -458,9 +458,15 @@ class LlmAgent:
             session.trace.refuse_locally(name, "distractor")
             return DISTRACTOR_ANSWER
         if shown not in self.shown_names:
-            # Not among the tools the host gave the model (B-focus: not shown yet).
-            session.trace.refuse_locally(name, "unknown tool")
-            return self.renaming.outward(unknown_tool(shown))
+            if self.focus is not None and name in self.server_tools:
+                # B-focus: a real tool the host did not show (yet). The server decides,
+                # as on B: "unknown tool" would be false and would withhold the reason
+                # for a refusal that B's model is given.
+                self._event(step, "hidden tool forwarded", name=name)
+            else:
+                # Not among the tools the host gave the model, nor on the server.
+                session.trace.refuse_locally(name, "unknown tool")
+                return self.renaming.outward(unknown_tool(shown))
         outcome = await session.call(name, arguments)
         if outcome.protocol_error is not None:
             error = outcome.protocol_error
