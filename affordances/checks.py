@@ -36,6 +36,7 @@ SETTING_CHECKS = {
     "MCP_WRITE_SCOPE": "affordances.E030",
     "MCP_REQUIRE_AUDIENCE": "affordances.E030",
     "CAPABILITIES_CACHE": "affordances.E031",
+    "CONFIRMATION_TTL": "affordances.E033",
 }
 
 

@@ -59,6 +59,8 @@ DEFAULTS: dict[str, Any] = {
     # The alias in CACHES keeping each caller's model-wide permissions across requests
     # (affordances.capabilities); None: Django loads them on every request.
     "CAPABILITIES_CACHE": "default",
+    # Seconds a confirmation asked for (MCP's sealed requestState) may be answered in.
+    "CONFIRMATION_TTL": 600,
 }
 
 # The longest duration setting: PostgreSQL's largest lock_timeout (2**31 - 1 ms, 24 days).
@@ -212,6 +214,10 @@ class AffordancesSettings:
     @property
     def REQUEST_TIMEOUT(self) -> float | None:
         return self.seconds("REQUEST_TIMEOUT")
+
+    @property
+    def CONFIRMATION_TTL(self) -> int:
+        return _positive_setting("CONFIRMATION_TTL", self._get("CONFIRMATION_TTL"))
 
     @property
     def OPENAPI_MEMO(self) -> bool:

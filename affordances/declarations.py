@@ -41,6 +41,8 @@ MISCONFIGURED_REASON = "misconfigured"
 
 Guard = Callable[[Any, Any], bool]
 Constraints = Callable[[Any, Any], Mapping[str, Any]]
+# What a confirmation tells the person: a sentence, or one written from the object.
+Consequence = str | Callable[[Any], str]
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,10 @@ class OperationSpec:
     constraints: Constraints | None = None
     annotations: Mapping[str, bool] = field(default_factory=dict)
     enabled_by: str | None = None
+    # Explicit opt-in (every transition is destructiveHint already): the faces ask the
+    # person before it runs (affordances.confirmation).
+    confirm: bool = False
+    consequence: Consequence | None = None
 
     def enabled(self) -> bool:
         """Whether the operation joins the catalog: always, or while its setting is truthy."""
@@ -73,6 +79,8 @@ def operation(
     constraints: Constraints | None = None,
     annotations: Mapping[str, bool] | None = None,
     enabled_by: str | None = None,
+    confirm: bool = False,
+    consequence: Consequence | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a transition as an operation. Apply it above ``@transition``.
 
@@ -80,8 +88,12 @@ def operation(
     ``guards`` are ``(instance, user) -> bool`` rules made with :func:`guard`;
     ``constraints`` is ``(instance, user) -> JSON Schema`` that may only narrow the
     input schema. ``enabled_by`` names a Django setting: the operation exists (catalog,
-    tools, affordances, execution) only while that setting is truthy.
+    tools, affordances, execution) only while that setting is truthy. ``confirm``: the
+    faces ask the person before the operation runs, telling them ``consequence`` (a
+    sentence, or ``(instance) -> str``; docs/protocol.md#confirmations).
     """
+    if consequence is not None and not confirm:
+        raise TypeError("consequence= is the text of a confirmation: give confirm=True too.")
     spec = OperationSpec(
         title=title,
         input=input,
@@ -92,6 +104,8 @@ def operation(
         constraints=constraints,
         annotations=dict(annotations or {}),
         enabled_by=enabled_by,
+        confirm=bool(confirm),
+        consequence=consequence,
     )
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:

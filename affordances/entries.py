@@ -62,7 +62,7 @@ __all__ = [
 
 AFFORDANCE_LISTS = ("affordances", "unavailableAffordances")
 # What an affordance entry restates from its catalog entry; compact entries leave it out.
-CATALOG_KEYS = ("operation", "title", "method")
+CATALOG_KEYS = ("operation", "title", "method", "confirmationRequired")
 
 
 class Shape(StrEnum):
@@ -90,6 +90,7 @@ _AVAILABLE_PROPERTIES: dict[str, dict[str, Any]] = {
     "name": {"type": "string"},
     "title": {"type": "string"},
     "method": {"type": "string"},
+    "confirmationRequired": {"const": True},
     "target": {"type": "string", "format": "uri"},
     "arguments": {"type": "object"},
     "constraints": {"type": "object"},
@@ -344,6 +345,12 @@ class AffordanceLists:
                         "name": operation.name,
                         "title": operation.title,
                         "method": operation.http_method,
+                        # Only when true, as in the catalog entry.
+                        **(
+                            {"confirmationRequired": True}
+                            if operation.confirmation_required
+                            else {}
+                        ),
                     }
                 ),
                 routes.target_template(operation, request),

@@ -33,6 +33,7 @@ from affordances.declarations import DEFAULT_STATE_REASON
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.models import AuditRecord, Interface
 from affordances.operations import Operation
+from affordances.preview import document as preview_document
 from affordances.problems import Problem
 from affordances.resources import Resource
 
@@ -118,8 +119,13 @@ def perform(
     expected_version: int | None = None,
     idempotency_key: str | None = None,
     request: Any = None,
+    preview: bool = False,
 ) -> Outcome:
     """Run ``operation`` on object ``pk`` for ``user``; raise :class:`Problem` if refused.
+
+    ``preview``: every check and the transition run, in a transaction that is then rolled
+    back; the answer is :func:`affordances.preview.document` — nothing is kept (no
+    audit record, no idempotency claim; docs/protocol.md#previews).
 
     ``request`` (the face's, if it has one) reaches the input serializer's context.
     A transition method with a ``by`` parameter receives ``user`` as ``by=``.
@@ -146,7 +152,9 @@ def perform(
     bound_id = arguments.pop(resource.id_argument, None)
     body_version = arguments.pop("expectedVersion", None)
 
-    # 2. Idempotency: replay or refuse before any other check.
+    # 2. Idempotency: replay or refuse before any other check. A preview claims nothing.
+    if preview:
+        idempotency_key = None
     claimed = _claim(
         user=user,
         key=idempotency_key,
@@ -171,6 +179,7 @@ def perform(
                 represent=represent,
                 claimed=claimed,
                 request=request,
+                preview=preview,
             )
     except Problem as problem:
         if problem.wants_current:
@@ -194,6 +203,7 @@ def _run(
     represent: Represent,
     claimed: idempotency.Claim | None,
     request: Any,
+    preview: bool = False,
 ) -> Outcome:
     resource = operation.resource
     instance = reads.one(_locked(reads.visible(resource, user)), pk)
@@ -240,6 +250,19 @@ def _run(
         getattr(instance, operation.method_name)(**kwargs)
         setattr(instance, resource.version_field, current_version + 1)
         instance.save()
+
+    if preview:
+        # The would-be outcome, then the run's transaction (or savepoint) is rolled back:
+        # on_commit callbacks never fire, no audit record is written.
+        body = preview_document(
+            operation,
+            represent(instance),
+            source=source,
+            target=operation.facts.field.get_state(instance),
+            version=current_version,
+        )
+        transaction.set_rollback(True)
+        return Outcome(status=200, body=body)
 
     _audit(operation, instance, source=source, arguments=audit_arguments, user=user, via=via)
     body = represent(instance)

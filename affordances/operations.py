@@ -271,6 +271,11 @@ class Operation:
         return f"urn:{settings.NAMESPACE}:operation:{slug}:v{self.version}"
 
     @property
+    def confirmation_required(self) -> bool:
+        """Whether the faces ask the person before it runs (``@operation(confirm=True)``)."""
+        return self.spec is not None and self.spec.confirm
+
+    @property
     def is_transition(self) -> bool:
         return self.kind is Kind.TRANSITION
 
@@ -340,6 +345,9 @@ class Operation:
             "outputSchema": self.output_schema,
             "annotations": self.annotations,
         }
+        if self.confirmation_required:
+            # Only when true: a client knows before it calls (docs/protocol.md#confirmations).
+            doc["confirmationRequired"] = True
         if self.transition is not None:
             doc["transition"] = {
                 "field": self.transition.field.name,

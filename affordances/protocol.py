@@ -22,6 +22,7 @@ from typing import Any
 
 from affordances.entries import Shape, list_schemas
 from affordances.operations import Kind
+from affordances.preview import PREVIEW_SCHEMA
 
 __all__ = ["PROTOCOL_VERSION", "SCHEMA_NAMES", "protocol_schema", "protocol_schemas", "schema_text"]
 
@@ -79,6 +80,10 @@ _MEMBERS: dict[str, dict[str, Any]] = {
         "description": "A JSON Schema that only narrows the catalog entry's inputSchema for "
         "this object and caller; validate arguments against both (allOf)."
     },
+    "confirmationRequired": {
+        "description": "Present (true) when the catalog entry says the operation asks the "
+        "person before it runs (docs/protocol.md#confirmations)."
+    },
     "validForVersion": {
         "description": "The object's version this entry was computed for: send it back "
         "as expectedVersion (or If-Match)."
@@ -109,6 +114,11 @@ def _catalog_entry() -> dict[str, Any]:
                 "inputSchema": {"type": "object"},
                 "outputSchema": {"type": "object"},
                 "annotations": {"type": "object", "additionalProperties": {"type": "boolean"}},
+                "confirmationRequired": {
+                    "const": True,
+                    "description": "Present when the operation asks the person before it "
+                    "runs (docs/protocol.md#confirmations).",
+                },
                 "transition": {
                     "type": "object",
                     "properties": {
@@ -193,6 +203,13 @@ def protocol_schemas() -> dict[str, dict[str, Any]]:
         "affordance-entry-compact": _affordance_entry(Shape.COMPACT),
         "unavailable-entry": _unavailable_entry(Shape.FULL),
         "unavailable-entry-compact": _unavailable_entry(Shape.COMPACT),
+        "preview": _document(
+            "preview",
+            "Preview",
+            "What a run would produce, computed by running it in a transaction that was "
+            "rolled back: nothing was kept (docs/protocol.md#previews).",
+            {key: value for key, value in PREVIEW_SCHEMA.items() if key != "type"},
+        ),
     }
 
 

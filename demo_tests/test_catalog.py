@@ -138,7 +138,9 @@ def test_golden_file_holds_all_eight_operations():
 def test_cancel_order_entry_has_the_shape_of_spec_section_4(api):
     entry = _entry(api("admin"), "cancel_order")
 
-    assert set(entry) == ENTRY_KEYS | {"transition"}
+    # Cancelling asks the person first (docs/protocol.md#confirmations).
+    assert set(entry) == ENTRY_KEYS | {"transition", "confirmationRequired"}
+    assert entry["confirmationRequired"] is True
     assert entry["id"] == CANCEL_URN
     assert entry["name"] == "cancel_order"
     assert entry["title"] == "Cancel order"

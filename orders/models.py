@@ -44,6 +44,22 @@ ONLY_FROM_CONFIRMED = {
 }
 
 
+# What the person confirms (docs/protocol.md#confirmations): the order as they know it.
+def _cancel_consequence(order: Order) -> str:
+    what = order.description or "no description"
+    return (
+        f"Order #{order.pk} ({order.total} {order.currency}, {what}) will be cancelled; "
+        "this cannot be undone."
+    )
+
+
+def _refund_consequence(order: Order) -> str:
+    return (
+        f"Order #{order.pk} ({order.total} {order.currency}) will be refunded to "
+        f"{order.customer}; the money cannot be taken back."
+    )
+
+
 class Order(FSMModelMixin, models.Model):
     customer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="orders"
@@ -190,6 +206,8 @@ class Order(FSMModelMixin, models.Model):
         guards=[rules.may_cancel_high_value],
         constraints=rules.cancel_constraints,
         annotations={"destructiveHint": True},
+        confirm=True,
+        consequence=_cancel_consequence,
     )
     @transition(
         field=status,
@@ -220,6 +238,8 @@ class Order(FSMModelMixin, models.Model):
         },
         constraints=rules.refund_constraints,
         annotations={"destructiveHint": True},
+        confirm=True,
+        consequence=_refund_consequence,
     )
     @transition(
         field=status,

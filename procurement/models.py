@@ -32,6 +32,13 @@ DESTRUCTIVE = {"destructiveHint": True}
 SAFE = {"destructiveHint": False}
 
 
+def _reject_consequence(request: PurchaseRequest) -> str:
+    return (
+        f"Purchase request #{request.pk} ({request.title}, {request.amount}) will be "
+        "rejected for good; this cannot be undone."
+    )
+
+
 class PurchaseRequest(FSMModelMixin, models.Model):
     requester = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="purchase_requests"
@@ -218,6 +225,8 @@ class PurchaseRequest(FSMModelMixin, models.Model):
         reasons=state_reasons(S.SUBMITTED, before="not_submitted", after="already_approved"),
         guards=[rules.four_eyes],
         annotations=DESTRUCTIVE,
+        confirm=True,
+        consequence=_reject_consequence,
     )
     @transition(
         field=status,

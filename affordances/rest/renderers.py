@@ -349,6 +349,16 @@ def _hal(
     def document() -> _Document:
         return _Document(resource, request, forms=forms, share=share, encode=encode)
 
+    if data.get("preview") is True and isinstance(data.get("representation"), dict):
+        # A preview (docs/protocol.md#previews): the would-be object embedded, without
+        # forms — they would be for a version that does not exist.
+        representation = data["representation"]
+        plain = _Document(resource, request, forms=False, share=False, encode=None)
+        preview = {key: value for key, value in data.items() if key != "representation"}
+        href = representation.get("url")
+        preview["_links"] = {"self": {"href": href}} if href else {}
+        preview["_embedded"] = {"representation": plain.item(representation)}
+        return {**preview, "_templates": {}} if forms else preview
     if isinstance(data.get("results"), list):
         return document().collection(data)
     if "_links" in data:

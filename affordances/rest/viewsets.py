@@ -83,6 +83,21 @@ def _if_match(request: Request) -> int | None:
     return int(match.group(1))
 
 
+def _preview(request: Request) -> bool:
+    """``?preview=true`` on a transition route (docs/protocol.md#previews): a query
+    parameter, not a ``Prefer`` preference — a server may ignore a preference (RFC 7240),
+    and a preview ignored on the way is an operation run for real."""
+    value = request.query_params.get("preview")
+    if value is None:
+        return False
+    if value in _PREVIEW_VALUES:
+        return _PREVIEW_VALUES[value]
+    raise Problem.validation({"preview": ["Must be true or false (or absent)."]})
+
+
+_PREVIEW_VALUES = {"true": True, "1": True, "false": False, "0": False}
+
+
 def _answer(request: Request, outcome: Outcome) -> Response:
     body = shaped(outcome.body, affordance_shape(request))
     response = Response(body, status=outcome.status)
@@ -462,6 +477,7 @@ class TransitionActionsMixin:
             expected_version=_if_match(request),
             idempotency_key=request.headers.get("Idempotency-Key"),
             request=request,
+            preview=_preview(request),
         )
         return _answer(request, outcome)
 
