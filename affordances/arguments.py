@@ -32,6 +32,7 @@ from affordances.schemas import (
     PLAIN_DECIMAL,
     SchemaValidator,
     argument_fields,
+    related_queryset,
     takes_null,
 )
 
@@ -264,12 +265,16 @@ def _narrow_related(serializer: serializers.Serializer[Any], user: Any) -> None:
     a missing one. The fields are the serializer instance's own copies."""
     catalog = get_catalog()
     for field in _related_fields(serializer):
-        queryset = field.queryset
-        if not isinstance(queryset, models.QuerySet):
+        # Through the field's own get_queryset(), with this serializer's context, as DRF
+        # looks a value up; the narrowed one then stands for it, override or not.
+        queryset = related_queryset(field)
+        if queryset is None:
             continue
         resource = catalog.resource_for(queryset.model)
         if resource is not None:
-            field.queryset = queryset.filter(pk__in=visible(resource, user).values("pk"))
+            narrowed = queryset.filter(pk__in=visible(resource, user).values("pk"))
+            field.queryset = narrowed
+            field.get_queryset = narrowed.all
 
 
 def _unsearchable_related(

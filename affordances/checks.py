@@ -297,12 +297,20 @@ def _check_inputs(catalog: Any) -> list[checks.CheckMessage]:
             many = isinstance(field, serializers.ManyRelatedField)
             related = field.child_relation if many else field
             if isinstance(related, serializers.RelatedField) and related_schema(field) is None:
+                keyed = (serializers.PrimaryKeyRelatedField, serializers.SlugRelatedField)
+                what = (
+                    "whose queryset (its queryset= or its get_queryset(), asked without a "
+                    "request) is no model's"
+                    if isinstance(related, keyed)
+                    else "which takes neither a key nor a slug"
+                )
                 messages.append(
                     checks.Error(
-                        f"{op.name}: the argument {name!r} is a "
-                        f"{type(related).__name__}, which takes neither a key nor a slug.",
+                        f"{op.name}: the argument {name!r} is a {type(related).__name__}, {what}.",
                         hint="Use PrimaryKeyRelatedField or SlugRelatedField (many=True "
-                        "for several) with a queryset of a model.",
+                        "for several) with a queryset of a model: queryset=, or a "
+                        "get_queryset() that answers without a request (one that needs "
+                        "it: declare queryset= too, for the model).",
                         id="affordances.E029",
                     )
                 )

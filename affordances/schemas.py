@@ -45,6 +45,7 @@ __all__ = [
     "from_openapi",
     "key_schema",
     "nullable",
+    "related_queryset",
     "related_schema",
     "serializer_schema",
     "takes_null",
@@ -274,10 +275,10 @@ def related_schema(field: serializers.Field[Any, Any, Any, Any]) -> dict[str, An
     an array of them; ``allow_null`` adds ``null``."""
     many = isinstance(field, serializers.ManyRelatedField)
     related: Any = field.child_relation if many else field  # type: ignore[attr-defined]
-    queryset = getattr(related, "queryset", None)
-    if not isinstance(related, serializers.RelatedField) or not isinstance(
-        queryset, models.QuerySet
-    ):
+    if not isinstance(related, serializers.RelatedField):
+        return None
+    queryset = related_queryset(related)
+    if queryset is None:
         return None
     if isinstance(related, serializers.SlugRelatedField):
         try:
@@ -310,6 +311,24 @@ def _lookup_schema(field: Any) -> dict[str, Any]:
     if limit is not None:
         schema["maxLength"] = limit
     return schema
+
+
+def related_queryset(
+    related: serializers.RelatedField[Any, Any, Any],
+) -> models.QuerySet[Any] | None:
+    """What a related field looks its values up in, read as DRF reads it: through the
+    field's own ``get_queryset()`` (a subclass's override, DRF's way to a lazy or
+    per-request queryset, sees the serializer's context). An override that cannot answer
+    as it stands (it needs the request, and the catalog is built without one) leaves the
+    field's declared ``queryset``, if any. None: no queryset of a model."""
+    queryset: Any
+    try:
+        queryset = related.get_queryset()
+    except Exception:  # the project's code, whatever it raises: its declared queryset
+        queryset = getattr(related, "queryset", None)
+    if isinstance(queryset, models.Manager):
+        queryset = queryset.all()
+    return queryset if isinstance(queryset, models.QuerySet) else None
 
 
 def _filter_model(filter_: Any, model: type[models.Model] | None) -> type[models.Model] | None:
