@@ -11,7 +11,9 @@ class AffordancesConfig(AppConfig):
     def ready(self) -> None:
         # Registers the system checks (the core's, and those of the REST face) and the
         # receivers that keep the cached capabilities fresh (affordances.capabilities).
-        from affordances import capabilities, checks  # noqa: F401
+        from affordances import capabilities, checks, events  # noqa: F401
         from affordances.rest import checks as rest_checks  # noqa: F401
 
         capabilities.connect()
+        # Tool-list changes for the listen streams (affordances.events).
+        events.connect()

@@ -37,6 +37,7 @@ SETTING_CHECKS = {
     "MCP_REQUIRE_AUDIENCE": "affordances.E030",
     "CAPABILITIES_CACHE": "affordances.E031",
     "CONFIRMATION_TTL": "affordances.E033",
+    "EVENTS_BROKER": "affordances.E034",
 }
 
 

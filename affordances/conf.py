@@ -59,6 +59,10 @@ DEFAULTS: dict[str, Any] = {
     # The alias in CACHES keeping each caller's model-wide permissions across requests
     # (affordances.capabilities); None: Django loads them on every request.
     "CAPABILITIES_CACHE": "default",
+    # Where "this object changed" and "your tools changed" are published after a run
+    # commits (affordances.brokers): {"BACKEND": dotted path, "OPTIONS": {...}}; the
+    # in-process default reaches one process only; None: nothing published, no stream.
+    "EVENTS_BROKER": {"BACKEND": "affordances.brokers.InProcessBroker"},
     # Seconds a confirmation asked for (MCP's sealed requestState) may be answered in.
     "CONFIRMATION_TTL": 600,
 }
@@ -237,6 +241,23 @@ class AffordancesSettings:
                 "(such as 'default'), or None."
             )
         return value
+
+    @property
+    def EVENTS_BROKER(self) -> dict[str, Any] | None:
+        value = self._get("EVENTS_BROKER")
+        if value is None:
+            return None
+        if (
+            not isinstance(value, Mapping)
+            or not set(value) <= {"BACKEND", "OPTIONS"}
+            or not isinstance(value.get("BACKEND"), str | type)
+            or not isinstance(value.get("OPTIONS", {}), Mapping)
+        ):
+            raise ImproperlyConfigured(
+                "AFFORDANCES['EVENTS_BROKER'] must be None or a dict with 'BACKEND' (the "
+                "dotted path of a broker class) and optional 'OPTIONS' (its arguments)."
+            )
+        return {"BACKEND": value["BACKEND"], "OPTIONS": dict(value.get("OPTIONS", {}))}
 
     @property
     def lock_timeout_ms(self) -> int | None:

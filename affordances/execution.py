@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, connection, models, transaction
 from django_fsm import TransitionNotAllowed
 
-from affordances import idempotency, reads
+from affordances import events, idempotency, reads
 from affordances.arguments import (
     absent_nulls,
     flatten_errors,
@@ -472,6 +472,9 @@ def _record(
         via=via,
         version=getattr(instance, resource.version_field),
     )
+    # Every success writes this one record: "this object changed" is published from
+    # here, once the transaction commits (nothing if it rolls back, as a preview does).
+    events.object_changed(resource.name, instance, getattr(instance, resource.version_field))
 
 
 # The face a run comes from, as its audit record says it: the library's own ("api", "mcp",

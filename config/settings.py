@@ -370,6 +370,15 @@ AFFORDANCES["CAPABILITIES_CACHE"] = (
     "default" if DEBUG or not CACHES["default"]["BACKEND"].endswith("LocMemCache") else None
 )
 
+# Every committed run publishes "this object changed" (the MCP listen streams hear it;
+# affordances.brokers): through Redis at EVENTS_URL (redis://127.0.0.1:6379/0) every
+# worker of an ASGI server hears every run; without it, each process hears its own runs.
+if os.environ.get("EVENTS_URL"):
+    AFFORDANCES["EVENTS_BROKER"] = {
+        "BACKEND": "affordances.brokers.RedisBroker",
+        "OPTIONS": {"url": os.environ["EVENTS_URL"]},
+    }
+
 # --- Logging --------------------------------------------------------------------------
 # Django's default sends errors with DEBUG off to mail_admins only, and there are no
 # ADMINS: a 500 was logged nowhere. Everything goes to stderr instead, where gunicorn's

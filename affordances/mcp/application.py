@@ -11,8 +11,8 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
-from affordances import memo, registry
-from affordances.mcp import authorization, resources
+from affordances import brokers, memo, registry
+from affordances.mcp import authorization, listen, resources
 from affordances.mcp.context import Context
 from affordances.mcp.forms import FormsTools
 from affordances.mcp.profiles import Profile, ToolSetKind
@@ -20,7 +20,7 @@ from affordances.mcp.tools import CatalogTools
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError
 from affordances.mcp.transport.pagination import decode, page
 from affordances.mcp.transport.protocol import CacheHint
-from affordances.mcp.transport.server import Call, Method, Server
+from affordances.mcp.transport.server import Call, Method, Server, StreamMethod
 
 __all__ = ["ToolSet", "server_for"]
 
@@ -106,6 +106,9 @@ def server_for(profile: Profile) -> Server:
         # A token's scopes narrow: a tool that is not read-only needs the write scope.
         authorization.check_tool(ctx.request, lambda: _read_only(tools, ctx, name))
         meta = params.get("_meta")
+        if ctx.revision.modern:  # the multi-round-trip members exist from 2026-07-28 on
+            ctx.input_responses = params.get("inputResponses")
+            ctx.request_state = params.get("requestState")
         return tools.call_tool(ctx, name, arguments, meta if isinstance(meta, dict) else {})
 
     def templates_list(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -144,7 +147,27 @@ def server_for(profile: Profile) -> Server:
             bound(lambda ctx, params: resources.read_resource(ctx, params.get("uri"))),
             CacheHint(0, "private"),
         )
+    # subscriptions/listen, where a broker carries the events (and, the transport decides,
+    # where the deployment streams: ASGI).
+    broker = brokers.get_broker()
+    streams: dict[str, StreamMethod] = {}
+    streaming_capabilities: dict[str, dict[str, Any]] = {}
+    if broker is not None:
+        streams["subscriptions/listen"] = StreamMethod(
+            lambda call, params, request_id: listen.open_stream(
+                _context(profile, call), params, request_id, broker
+            )
+        )
+        streaming_capabilities["tools"] = {"listChanged": True}
+        if profile.resources:
+            streaming_capabilities["resources"] = {"subscribe": True}
     return Server(
+        streams=streams,
+        streaming_capabilities=streaming_capabilities,
+        not_streaming=(
+            "subscriptions/listen is served on an ASGI deployment with an events broker "
+            "(AFFORDANCES['EVENTS_BROKER']); this one answers plain JSON only."
+        ),
         server_info={
             "name": "django-affordances",
             "title": profile.title,

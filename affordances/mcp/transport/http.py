@@ -1,5 +1,8 @@
 """The HTTP side of an MCP endpoint: Streamable HTTP answering plain JSON, stateless.
 
+One exception: a stream method (``subscriptions/listen``) answers Server-Sent Events,
+on an ASGI deployment only (:meth:`StreamableHttpView.streams`).
+
 HTTP concerns live here — method, Origin, size, credentials, media types — in the order
 the spec lists them, each answered with a JSON-RPC error body. Everything after that is
 the :class:`~affordances.mcp.transport.server.Server`'s. No session is kept or issued:
@@ -10,11 +13,14 @@ is (:meth:`StreamableHttpView.authenticate`) and which server answers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse
+from django.core.handlers.asgi import ASGIRequest
+from django.db import connections
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.utils.cache import patch_vary_headers
 from django.utils.decorators import method_decorator
 from django.views import View
@@ -22,7 +28,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from affordances.mcp.transport import jsonrpc
 from affordances.mcp.transport.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonRpcError
-from affordances.mcp.transport.server import Reply, Server
+from affordances.mcp.transport.server import Messages, Reply, Server
 
 __all__ = ["MAX_REQUEST_BYTES", "InsufficientScope", "NotAuthenticated", "StreamableHttpView"]
 
@@ -67,6 +73,25 @@ def _accepts_json(accept: str) -> bool:
     return bool(ranges & {"application/json", "application/*", "*/*"})
 
 
+def _accepts_event_stream(accept: str) -> bool:
+    ranges = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    return bool(ranges & {"text/event-stream", "text/*", "*/*"})
+
+
+# A comment line: ignored by every SSE parser, it keeps proxies from closing an idle stream.
+KEEP_ALIVE = b": keep-alive\n\n"
+
+
+async def _events(messages: Messages) -> AsyncIterator[bytes]:
+    """The stream's messages as Server-Sent Events (``event: message``, no ids: a stream
+    is not resumed, its client listens again)."""
+    async for message in messages:
+        if message is None:
+            yield KEEP_ALIVE
+        else:
+            yield b"event: message\ndata: " + jsonrpc.dumps(message).encode() + b"\n\n"
+
+
 @method_decorator(csrf_exempt, name="dispatch")  # bearer tokens, not cookies
 class StreamableHttpView(View):
     """One JSON-RPC message in, one JSON answer out."""
@@ -75,6 +100,12 @@ class StreamableHttpView(View):
 
     def server(self) -> Server:
         raise NotImplementedError
+
+    def streams(self, request: HttpRequest) -> bool:
+        """Whether this deployment can hold a response open on the event loop: only
+        under ASGI. A WSGI worker held by an open stream would serve nothing else, so
+        there the stream methods answer an error (and the capabilities say so)."""
+        return isinstance(request, ASGIRequest)
 
     def allowed_origins(self) -> Iterable[str]:
         """Origins besides the server's own that may call the endpoint."""
@@ -95,11 +126,12 @@ class StreamableHttpView(View):
         """The ``WWW-Authenticate`` challenge of a 403 for a missing scope."""
         return f'Bearer error="insufficient_scope", scope="{scope}"'
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         origin = request.headers.get("Origin")
         # DNS rebinding: a page on another origin must not drive a local server.
         if origin is not None and not self._origin_allowed(request, origin):
             return _error(403, "Forbidden: this Origin may not call the MCP endpoint.")
+        response: HttpResponseBase
         if request.method == "OPTIONS":
             response = HttpResponse(status=204)
             response["Allow"] = "POST, OPTIONS"
@@ -118,7 +150,7 @@ class StreamableHttpView(View):
         allowed = {own.lower(), *(str(o).rstrip("/").lower() for o in self.allowed_origins())}
         return origin.rstrip("/").lower() in allowed
 
-    def _cors(self, request: HttpRequest, response: HttpResponse, origin: str) -> None:
+    def _cors(self, request: HttpRequest, response: HttpResponseBase, origin: str) -> None:
         # Browser-based hosts (e.g. the MCP Inspector's direct mode) need these.
         patch_vary_headers(response, ["Origin"])
         response["Access-Control-Allow-Origin"] = origin
@@ -129,7 +161,7 @@ class StreamableHttpView(View):
             )
             response["Access-Control-Max-Age"] = "600"
 
-    def _post(self, request: HttpRequest) -> HttpResponse:
+    def _post(self, request: HttpRequest) -> HttpResponseBase:
         too_large = _error(413, f"Request body too large: at most {self.max_request_bytes} bytes.")
         try:
             declared = int(request.META.get("CONTENT_LENGTH") or 0)
@@ -173,7 +205,11 @@ class StreamableHttpView(View):
 
         try:
             reply = self.server().dispatch(
-                message, headers=request.headers, request=handler_request, user=user
+                message,
+                headers=request.headers,
+                request=handler_request,
+                user=user,
+                streaming=self.streams(request),
             )
         except InsufficientScope as missing:
             return self._insufficient_scope(request, missing.scope)
@@ -181,11 +217,27 @@ class StreamableHttpView(View):
             logger.exception("MCP %s failed", message.method)
             failure = JsonRpcError(INTERNAL_ERROR, "Internal error")
             reply = Reply(500, jsonrpc.error_response(message.id, failure))
+        if reply.stream is not None:
+            return self._stream(request, reply.stream)
         if reply.body is None:
             response = HttpResponse(status=reply.status)
             del response["Content-Type"]  # 202: no body, so no media type
             return response
         return _json(reply.status, reply.body)
+
+    def _stream(self, request: HttpRequest, messages: Messages) -> HttpResponseBase:
+        if not _accepts_event_stream(request.headers.get("Accept") or "*/*"):
+            return _error(406, "Not Acceptable: this method answers text/event-stream.")
+        # The request's database connections are not needed while the stream is open (it
+        # reads through short calls of its own): closed now, so that a thousand open
+        # streams do not hold a thousand connections.
+        for connection in connections.all(initialized_only=True):
+            if not connection.in_atomic_block:
+                connection.close()
+        response = StreamingHttpResponse(_events(messages), content_type="text/event-stream")
+        response["Cache-Control"] = "no-store"
+        response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+        return response
 
     def _insufficient_scope(self, request: HttpRequest, scope: str) -> HttpResponse:
         response = _error(403, f"Forbidden: this request needs the scope {scope!r}.")

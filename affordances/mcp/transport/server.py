@@ -8,8 +8,8 @@ the revision, the caller and everything else come from the request at hand.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from affordances.mcp.transport.jsonrpc import (
@@ -31,7 +31,7 @@ from affordances.mcp.transport.protocol import (
     resolve,
 )
 
-__all__ = ["Call", "Method", "Reply", "Server"]
+__all__ = ["Call", "Method", "Reply", "Server", "StreamMethod"]
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,31 @@ class Method:
     memo_key: Callable[[Call, dict[str, Any]], Hashable] | None = None
 
 
+# A stream's messages, in order: JSON-RPC notifications, then (on a graceful close) the
+# request's response; None asks for a keep-alive. Ending without a response is an abrupt
+# close.
+Messages = AsyncIterator[dict[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class StreamMethod:
+    """A method whose response is a stream (2026-07-28 ``subscriptions/listen``).
+
+    ``handler(call, params, request_id)`` runs synchronously, where every other handler
+    runs: it checks the request and raises its JSON-RPC errors there (answered as JSON,
+    no stream opened), then returns the stream's messages, read on the event loop.
+    """
+
+    handler: Callable[[Call, dict[str, Any], Any], Messages]
+
+
 @dataclass(frozen=True)
 class Reply:
-    """An HTTP answer to one message: a JSON-RPC envelope, or none (202)."""
+    """An HTTP answer to one message: a JSON-RPC envelope, none (202), or a stream."""
 
     status: int
     body: dict[str, Any] | None = None
+    stream: Messages | None = None
 
 
 @dataclass(frozen=True)
@@ -79,20 +98,43 @@ class Server:
     # stored value for ``key``, or builds, stores and answers it. The application
     # chooses the store (and its bounds); without one, every result is built anew.
     memoize: Callable[[Hashable, Callable[[], EncodedJson]], EncodedJson] | None = None
+    # Methods answered with a stream, served only where the deployment streams (ASGI) and
+    # only to 2026-07-28 requests; elsewhere they answer "Method not found" with a reason.
+    streams: Mapping[str, StreamMethod] = field(default_factory=dict)
+    # Capabilities true only where the streams are served (``listChanged``,
+    # ``subscribe``), merged over ``capabilities`` in that case.
+    streaming_capabilities: Mapping[str, dict[str, Any]] = field(default_factory=dict)
+    # The answer where a stream method is not served.
+    not_streaming: str = "this deployment serves no streams"
+
+    def capabilities_for(self, revision: Revision | None, *, streaming: bool) -> dict[str, Any]:
+        """What this server does for a request of ``revision``: declared truthfully, the
+        streams' capabilities only where they are served."""
+        if not (streaming and revision is not None and revision.modern and self.streams):
+            return dict(self.capabilities)
+        merged = dict(self.capabilities)
+        for key, values in self.streaming_capabilities.items():
+            merged[key] = {**merged.get(key, {}), **values}
+        return merged
 
     def _table(self, revision: Revision) -> Mapping[str, Method]:
         table = dict(self.methods)
-        if revision.modern:
-            table["server/discover"] = Method(
-                self._discover, CacheHint(self.discover_ttl_ms, "public")
-            )
-        else:
+        if not revision.modern:
             table["ping"] = Method(lambda call, params: {})
         return table
 
     def dispatch(
-        self, message: Message, *, headers: Mapping[str, str], request: Any, user: Any
+        self,
+        message: Message,
+        *,
+        headers: Mapping[str, str],
+        request: Any,
+        user: Any,
+        streaming: bool = False,
     ) -> Reply:
+        """Answer ``message``; ``streaming``: whether this deployment can hold a stream open
+        (an ASGI server) — only then are stream methods served and their capabilities
+        declared."""
         if message.kind != "request":
             # Notifications (notifications/initialized, cancelled, …) and stray responses:
             # accepted, nothing to do for a stateless server.
@@ -103,6 +145,15 @@ class Server:
             if message.method == "initialize":
                 return Reply(200, result_response(message.id, self._initialize(message.params)))
             revision = resolve(message, headers)
+            streamed = self.streams.get(message.method or "") if revision.modern else None
+            if streamed is not None:
+                if not streaming:
+                    raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {self.not_streaming}")
+                call = Call(request=request, user=user, revision=revision)
+                return Reply(200, stream=streamed.handler(call, message.params, message.id))
+            if revision.modern and message.method == "server/discover":
+                result = self._discover(streaming, revision)
+                return Reply(200, result_response(message.id, self._dressed(revision, result)))
             method = self._table(revision).get(message.method or "")
             if method is None:
                 raise JsonRpcError(METHOD_NOT_FOUND, "Method not found")
@@ -136,9 +187,16 @@ class Server:
             "instructions": self.instructions,
         }
 
-    def _discover(self, call: Call, params: dict[str, Any]) -> dict[str, Any]:
+    def _dressed(self, revision: Revision, result: dict[str, Any]) -> dict[str, Any]:
+        return revision.dress(
+            result,
+            server_info=self.server_info,
+            cache=CacheHint(self.discover_ttl_ms, "public"),
+        )
+
+    def _discover(self, streaming: bool, revision: Revision) -> dict[str, Any]:
         return {
             "supportedVersions": list(SUPPORTED_VERSIONS),
-            "capabilities": self.capabilities,
+            "capabilities": self.capabilities_for(revision, streaming=streaming),
             "instructions": self.instructions,
         }
