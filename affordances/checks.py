@@ -144,6 +144,7 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
     messages.extend(_check_patterns(catalog))
     messages.extend(_check_serializers(catalog))
     messages.extend(_check_inputs(catalog))
+    messages.extend(_check_callables(catalog))
     for op in catalog:
         if not op.is_transition:
             continue
@@ -242,6 +243,36 @@ def _check_constraints(catalog: Any) -> list[checks.CheckMessage]:
             )
         except Exception:  # the probe is not a real object; see above
             continue
+    return messages
+
+
+def _check_callables(catalog: Any) -> list[checks.CheckMessage]:
+    """E042: a condition, guard or constraints function that is not callable — most often
+    a function named like a model field, which the field shadows in the class body, so
+    the transition holds the field: every evaluation of the operation would raise."""
+    messages: list[checks.CheckMessage] = []
+    for op in catalog:
+        found: list[tuple[str, Any]] = []
+        if op.is_transition:
+            for fsm_transition in op.facts.meta.transitions.values():
+                found += [("condition", check) for check in fsm_transition.conditions]
+        if op.spec is not None:
+            found += [("guard", rule) for rule in op.spec.guards]
+            if op.spec.constraints is not None:
+                found.append(("constraints function", op.spec.constraints))
+        seen: set[int] = set()  # one message per value (one condition on every source)
+        for kind, value in found:
+            if callable(value) or id(value) in seen:
+                continue
+            seen.add(id(value))
+            messages.append(
+                checks.Error(
+                    f"{op.name}: the {kind} {value!r} is not callable.",
+                    hint="A name in the model's class body (a field, an attribute) shadows "
+                    "the function it was meant to be: rename the function, or the field.",
+                    id="affordances.E042",
+                )
+            )
     return messages
 
 

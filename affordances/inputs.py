@@ -15,9 +15,12 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import RegexValidator
+from django.db import models
 from django.utils import translation
+from django.utils.text import capfirst
 from rest_framework import serializers
 
 from affordances import registry
@@ -30,7 +33,7 @@ from affordances.schemas import (
     text_rules,
 )
 
-__all__ = ["InputField", "input_fields"]
+__all__ = ["InputField", "input_fields", "input_label"]
 
 
 @dataclass(frozen=True)
@@ -92,11 +95,9 @@ def _bounds(
 def _field(
     name: str, field: serializers.Field[Any, Any, Any, Any], narrowed: dict[str, Any]
 ) -> InputField:
-    # DRF's default label squashes camelCase ("Trackingnumber"); keep explicit labels only.
-    default_label = name.replace("_", " ").capitalize()
     common: dict[str, Any] = {
         "name": name,
-        "label": _label(name) if field.label in (None, default_label) else str(field.label),
+        "label": input_label(name, field),
         "required": bool(field.required),
         "help_text": str(field.help_text or ""),
     }
@@ -152,6 +153,25 @@ def _field(
             **common,
         )
     return InputField(kind="text", **common)
+
+
+def input_label(name: str, field: serializers.Field[Any, Any, Any, Any]) -> str:
+    """What an input is called on every face (HAL-FORMS' prompt, the forms, OPTIONS): the
+    field's own label; else, for a model serializer's field, its model field's
+    ``verbose_name``; else its name as words. DRF's default label squashes camelCase
+    (``approvedAmount`` → "Approvedamount"), so it counts as none."""
+    if field.label not in (None, name.replace("_", " ").capitalize()):
+        return str(field.label)
+    model = getattr(getattr(field.parent, "Meta", None), "model", None)
+    source = field.source or name
+    if isinstance(model, type) and issubclass(model, models.Model) and "." not in source:
+        try:
+            verbose = getattr(model._meta.get_field(source), "verbose_name", None)
+        except FieldDoesNotExist:
+            verbose = None
+        if verbose:
+            return capfirst(str(verbose))
+    return _label(name)
 
 
 def _label(name: str) -> str:

@@ -23,7 +23,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from affordances.catalog import get_catalog
-from affordances.checks import _check_inputs
+from affordances.checks import _check_inputs, check_catalog
 from tests import mcp_wire
 from tests.generic import shelves_api
 from tests.generic.shelves import Shelf, Volume
@@ -98,3 +98,30 @@ def test_a_related_field_with_its_own_get_queryset_finds_only_what_the_caller_se
     shelved = client.post(url, {"shelf": shelves.mine.pk}, format="json")
     assert shelved.status_code == 200, shelved.content
     assert Volume.objects.get().shelf == shelves.mine
+
+
+# --- item 9: labels, and conditions or guards that are not callable --------------------
+
+
+def test_options_labels_camelcase_inputs_as_words_or_by_the_model_fields_verbose_name(bob, shelves):
+    client = _api(bob)
+    shelve = client.options(f"/api/volumes/{_volume().pk}/shelve/").json()["actions"]["POST"]
+    assert shelve["approvedAmount"]["label"] == "Approved amount"
+    assert shelve["shelf"]["label"] == "Shelf"
+    acquire = client.options("/api/volumes/").json()["actions"]["POST"]
+    assert acquire["approvedAmount"]["label"] == "Amount approved"
+    assert acquire["acquired"]["label"] == "Acquired"
+    # HAL-FORMS prompts say the same.
+    hal = client.get("/api/volumes/", headers={"Accept": "application/prs.hal-forms+json"})
+    [template] = [t for t in hal.json()["_templates"].values() if t.get("method") == "POST"]
+    prompts = {p["name"]: p["prompt"] for p in template["properties"]}
+    assert prompts["approvedAmount"] == "Amount approved"
+
+
+def test_a_condition_or_guard_that_is_not_callable_is_a_check_error(db):
+    with _registered(shelves_api.TOTE):
+        found = [m for m in check_catalog() if m.id == "affordances.E042"]
+    assert len(found) == 2
+    text = " ".join(m.msg for m in found)
+    assert "condition <django.db.models.fields.PositiveIntegerField: weight>" in text
+    assert "guard 'nobody'" in text

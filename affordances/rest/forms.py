@@ -42,6 +42,8 @@ def narrowed_input(
         narrowed = _narrowed(field, item, properties.get(item.name, {}))
         if narrowed is not field:
             serializer.fields[item.name] = narrowed
+        # The label every face shows (DRF's own squashes camelCase: "Approvedamount").
+        serializer.fields[item.name].label = item.label
     return serializer
 
 

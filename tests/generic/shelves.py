@@ -17,7 +17,7 @@ from django.db import models
 from django_fsm import FSMField, transition
 from rest_framework import serializers
 
-from affordances import condition, guard, operation
+from affordances import condition, creates, guard, operation
 
 
 class Shelf(models.Model):
@@ -61,6 +61,19 @@ class LendInput(serializers.Serializer):  # type: ignore[type-arg]
     dueDate = serializers.DateField(source="due")
 
 
+class AcquireInput(serializers.ModelSerializer):  # type: ignore[type-arg]
+    """A model serializer's input: a camelCase name for a model field is labelled by the
+    field's verbose_name."""
+
+    approvedAmount = serializers.DecimalField(  # the model's approved_amount
+        source="approved_amount", max_digits=8, decimal_places=2, required=False
+    )
+
+    class Meta:
+        model: Any = None  # Volume, set below once it exists
+        fields = ["title", "pages", "acquired", "approvedAmount"]
+
+
 def lending_window(volume: Volume | None, user: Any) -> dict[str, Any]:
     """A volume is due back within a year of its acquisition, not before it: bounds read
     from the model's own required field (``acquired``), as a project writes them."""
@@ -92,6 +105,12 @@ class Volume(models.Model):
     def __str__(self) -> str:
         return self.title
 
+    @classmethod
+    @creates(title="Acquire volume", input=AcquireInput)
+    def acquire(cls, *, user: Any, **fields: Any) -> Volume:
+        """Record a newly acquired volume."""
+        return cls.objects.create(**fields)
+
     @operation(title="Shelve volume", input=ShelveInput)
     @transition(field=status, source="stored", target="shelved")
     def shelve(self, *, shelf: Shelf, approved_amount: Any = None) -> None:
@@ -104,6 +123,9 @@ class Volume(models.Model):
     def lend(self, *, due: datetime.date) -> None:
         """Lend a shelved volume until a date within a year of its acquisition."""
         self.due = due
+
+
+AcquireInput.Meta.model = Volume
 
 
 # --- a condition and a guard that are not callable (registered only by one test) -------
