@@ -1,24 +1,29 @@
-"""The caller's model-wide permissions, kept across requests in Django's cache.
+"""The caller's model-wide permissions, kept across requests in a shared cache: the
+authentication backend :class:`CachedModelBackend`.
 
 Filtering the catalog and the affordances by capability asks ``user.has_perm(perm)``,
 and Django's ``ModelBackend`` answers that by loading the user's permissions and its
-groups' permissions: two queries per request (and per user object). This module keeps
-exactly what ``ModelBackend`` loads — the two sets of ``"app_label.codename"`` strings,
-``get_user_permissions`` and ``get_group_permissions`` — in the cache named by
-``AFFORDANCES["CAPABILITIES_CACHE"]``, and :func:`prime` puts them on the request's user
-object where ``ModelBackend`` keeps them itself (``_user_perm_cache``,
-``_group_perm_cache``, ``_perm_cache``). Every answer is then Django's own, by Django's
-own code, in the order of ``AUTHENTICATION_BACKENDS``: other backends (an object
-backend, a backend of your own) are asked as they always are, per object too; only the
-two queries are saved — for the affordances and for the project's own ``has_perm``
-later in the request (a ``QUERYSET``, a rule).
+groups' permissions: two queries per request (and per user object).
+:class:`CachedModelBackend` is ``ModelBackend`` with the two sets —
+``get_user_permissions`` and ``get_group_permissions``, what ``ModelBackend`` loads —
+kept in the cache named by ``AFFORDANCES["CAPABILITIES_CACHE"]``. A project enables it
+in place of ``ModelBackend``::
 
-Why only then: a backend derived from ``ModelBackend`` that answers differently (it
-overrides one of the permission methods) reads the same per-object attributes, so with
-one configured nothing is primed and Django loads as before. Superusers and inactive
-users cost no query today (``has_perm`` answers from the flags, which are read from the
-request's fresh user object), so they are never primed; neither is a user model without
-``PermissionsMixin`` (``ModelBackend`` has nothing to load for it).
+    AUTHENTICATION_BACKENDS = ["affordances.capabilities.CachedModelBackend"]
+
+It overrides only the public permission methods of Django's backend API; the sets are
+kept, per request, on an attribute of its own on the user object (never in
+``ModelBackend``'s private per-user caches). Other backends are asked as always, in the
+order of ``AUTHENTICATION_BACKENDS``; superusers, inactive users, anonymous users and
+object permissions are answered exactly as ``ModelBackend`` answers them.
+
+On only with a shared cache: a change is announced by bumping versions in the cache, so
+the cache must be one every process reads. A cache kept inside each process
+(``LocMemCache``) or keeping nothing (``DummyCache``) is not shared: with one the
+backend caches nothing and every request loads the permissions, as ``ModelBackend``
+does — and ``check`` says so (``affordances.W013``). Redis, Memcached, the database
+cache and any other backend are taken as shared (a ``FileBasedCache`` is shared by the
+processes of one host, or of several on a shared filesystem).
 
 Freshness: an entry carries the two versions it was read under, one per user
 (``user_permissions``, ``groups``, the user's own row) and one for everyone (a group's
@@ -27,17 +32,17 @@ still hold. Every change through the ORM bumps them by signal: ``m2m_changed`` o
 three through tables, from both sides, ``post_clear`` included; ``post_save`` and
 ``post_delete`` of the user model, ``Group`` and ``Permission``. It bumps at once, and
 again when the transaction commits, so a request that read the old rows while the
-change was uncommitted cannot keep them. The versions live in the shared cache, so the
-next request in any worker sees the change. Versions are random tokens, not counters:
-a version evicted or lost is re-created as a new token, and so invalidates, never
+change was uncommitted cannot keep them. Versions are random tokens, not counters: a
+version evicted or lost is re-created as a new token, and so invalidates, never
 revives, what was kept under the old one.
 
 What sends no signal is not seen until :func:`forget` (``manage.py
-forget_capabilities``) or the entry's :data:`TIMEOUT`: ``QuerySet.update()``,
-``bulk_create()``, rows of a through table written or deleted through
-``through.objects`` (Django sends no model signal for an auto-created model), raw SQL.
-A cache that fails is logged and skipped: Django is asked, as without this module,
-never a 500.
+forget_capabilities``, which bumps the versions in the shared cache, so every process
+sees it) or the entry's :data:`TIMEOUT`: ``QuerySet.update()``, ``bulk_create()``,
+rows of a through table written or deleted through ``through.objects`` (Django sends no
+model signal for an auto-created model), raw SQL, fixtures loaded with ``raw=True`` or
+elsewhere. A cache that fails is logged and skipped: the permissions are loaded, as
+without the cache, never a 500.
 """
 
 from __future__ import annotations
@@ -48,17 +53,30 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.contrib.auth import get_backends, get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group, Permission, PermissionsMixin
 from django.core.cache import BaseCache, caches
+from django.core.cache.backends.dummy import DummyCache
+from django.core.cache.backends.locmem import LocMemCache
 from django.db import models, transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from affordances import registry
 from affordances.conf import settings
 
-__all__ = ["PERMISSION_METHODS", "TIMEOUT", "connect", "forget", "primable", "prime"]
+__all__ = [
+    "PERMISSION_METHODS",
+    "TIMEOUT",
+    "CachedModelBackend",
+    "Setup",
+    "connect",
+    "forget",
+    "prime",
+    "setup",
+    "shared",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -68,12 +86,9 @@ logger = logging.getLogger(__name__)
 TIMEOUT = 300
 
 _PREFIX = "affordances:capabilities:1"
-# ModelBackend's per-user-object caches (django/contrib/auth/backends.py); the test
-# "primed user asks no query" fails should Django rename them.
-_USER_CACHE = "_user_perm_cache"
-_GROUP_CACHE = "_group_perm_cache"
-_ALL_CACHE = "_perm_cache"
-_CACHES = (_USER_CACHE, _GROUP_CACHE, _ALL_CACHE)
+# The backend's own per-request memo on the user object (as ModelBackend keeps its
+# sets on it): the same request asks the shared cache once.
+_MEMO = "_affordances_capabilities"
 
 # The methods through which a backend derived from Django's ModelBackend answers a
 # permission (for an object too: affordances.operations asks these of every backend).
@@ -84,54 +99,65 @@ PERMISSION_METHODS = (
     "get_group_permissions",
     "_get_permissions",
 )
-# ...and those through which a subclass could load other sets than ModelBackend's: one
-# that overrides any of them is not cached.
-_PERMISSION_METHODS = (*PERMISSION_METHODS, "_get_user_permissions", "_get_group_permissions")
 
 
-def _answers_as_model_backend(backend: Any) -> bool:
-    return isinstance(backend, ModelBackend) and all(
-        getattr(type(backend), name, None) is getattr(ModelBackend, name)
-        for name in _PERMISSION_METHODS
-    )
+def shared(cache: BaseCache) -> bool:
+    """Whether ``cache`` is one every process reads: anything but a per-process
+    ``LocMemCache`` or a ``DummyCache`` (which keeps nothing)."""
+    return not isinstance(cache, LocMemCache | DummyCache)
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """What the configured backends allow (worked out once per setting)."""
+class Setup:
+    """What the settings ask of the capabilities cache, and whether it is on."""
 
-    #: The backend loading the sets on a miss; None: nothing is primed.
-    loader: ModelBackend | None
+    #: A :class:`CachedModelBackend` is in ``AUTHENTICATION_BACKENDS``.
+    backend: bool
+    #: ``CAPABILITIES_CACHE``: the alias of the cache, or None.
+    alias: str | None
+    #: The cache is shared by every process (:func:`shared`); False without one.
+    shared: bool
     user_model: type[models.Model]
 
+    @property
+    def asked(self) -> bool:
+        """The settings ask for the cache: the backend, and a cache named."""
+        return self.backend and self.alias is not None
 
-_plan: _Plan | None = None
+    @property
+    def on(self) -> bool:
+        """Asked, and the cache reaches every process."""
+        return self.asked and self.shared
+
+    def cache(self) -> BaseCache | None:
+        """The shared cache, when on."""
+        return caches[self.alias] if self.on and self.alias is not None else None
 
 
-def _get_plan() -> _Plan:
-    global _plan
-    plan = _plan
-    if plan is None:
-        backends = [b for b in get_backends() if isinstance(b, ModelBackend)]
-        # Prime only where every backend reading ModelBackend's attributes is
-        # ModelBackend in all but authentication (AllowAllUsersModelBackend,
-        # RemoteUserBackend): otherwise the primed sets could differ from its answer.
-        usable = bool(backends) and all(_answers_as_model_backend(b) for b in backends)
-        plan = _Plan(loader=ModelBackend() if usable else None, user_model=get_user_model())
-        _plan = plan
-    return plan
+_setup: Setup | None = None
+
+
+def setup() -> Setup:
+    """The capabilities cache's :class:`Setup` (worked out once per settings)."""
+    global _setup
+    found = _setup
+    if found is None:
+        alias = settings.CAPABILITIES_CACHE
+        found = Setup(
+            backend=any(isinstance(b, CachedModelBackend) for b in get_backends()),
+            alias=alias,
+            shared=alias is not None and shared(caches[alias]),
+            user_model=get_user_model(),
+        )
+        _setup = found
+    return found
 
 
 @registry.derived
-def _forget_plan() -> None:
-    # Worked out from AUTHENTICATION_BACKENDS and AUTH_USER_MODEL.
-    global _plan
-    _plan = None
-
-
-def _cache() -> BaseCache | None:
-    alias = settings.CAPABILITIES_CACHE
-    return None if alias is None else caches[alias]
+def _forget_setup() -> None:
+    # Worked out from AUTHENTICATION_BACKENDS, AUTH_USER_MODEL, CACHES and AFFORDANCES.
+    global _setup
+    _setup = None
 
 
 def _label(user_model: type[models.Model]) -> str:
@@ -150,41 +176,29 @@ def _entry_key(label: str, pk: Any) -> str:
     return f"{_PREFIX}:perms:{label}:{pk}"
 
 
-def primable(user: Any) -> bool:
-    """Whether :func:`prime` would put anything on ``user``: an active user of
-    ``AUTH_USER_MODEL`` with ``PermissionsMixin``, not a superuser, whose permissions
-    ``ModelBackend`` has not loaded yet, with the cache on and backends that allow it."""
-    if (
-        not getattr(user, "is_authenticated", False)
-        or not isinstance(user, PermissionsMixin)
-        or not getattr(user, "is_active", False)
-        or user.is_superuser
-        or user.pk is None
-        or any(hasattr(user, name) for name in _CACHES)
-    ):
-        return False
-    plan = _get_plan()
+@dataclass(frozen=True)
+class _Kept:
+    user: set[str]
+    group: set[str]
+    all: set[str]
+
+
+def _load(user: Any) -> tuple[frozenset[str], frozenset[str]]:
+    """The two sets ``ModelBackend`` loads for a user that is not a superuser: its own
+    permissions, its groups' (the same two queries, through the public ORM)."""
+
+    def names(permissions: models.QuerySet[Permission]) -> frozenset[str]:
+        rows = permissions.values_list("content_type__app_label", "codename").order_by()
+        return frozenset(f"{app_label}.{codename}" for app_label, codename in rows)
+
     return (
-        plan.loader is not None
-        and isinstance(user, plan.user_model)
-        and settings.CAPABILITIES_CACHE is not None
+        names(user.user_permissions.all()),
+        names(Permission.objects.filter(group__in=user.groups.all())),
     )
 
 
-def prime(user: Any) -> None:
-    """Put ``user``'s permissions, as ``ModelBackend`` would load them, on the user object
-    — from the shared cache when they are current there, else loaded by ``ModelBackend``
-    (its two queries) and kept for the next request. A no-op for a user
-    :func:`primable` rejects; cache errors are logged and leave Django to load them."""
-    if not primable(user):
-        return
-    cache = _cache()
-    plan = _get_plan()
-    loader = plan.loader
-    assert cache is not None and loader is not None  # primable() said so
-    # The user model's label, as the receivers and forget() have it (not type(user):
-    # the session's request.user is a lazy object).
-    label = _label(plan.user_model)
+def _read(user: Any, cache: BaseCache, label: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The user's two sets: from the cache when current there, else loaded and kept."""
     all_key, user_key, entry_key = _all_key(), _user_key(label, user.pk), _entry_key(label, user.pk)
     try:
         found = cache.get_many([all_key, user_key, entry_key])
@@ -198,32 +212,87 @@ def prime(user: Any) -> None:
             everyone, own = versions.get(all_key), versions.get(user_key)
         entry = found.get(entry_key)
     except Exception:
-        logger.warning(
-            "The capabilities cache failed; Django loads the permissions.", exc_info=True
-        )
-        return
-    if everyone is None or own is None:
-        return  # a cache that keeps nothing (DummyCache): as without it
+        logger.warning("The capabilities cache failed; the permissions are loaded.", exc_info=True)
+        return _load(user)
     if isinstance(entry, tuple) and len(entry) == 4 and entry[:2] == (everyone, own):
-        user_perms, group_perms = set(entry[2]), set(entry[3])
-        setattr(user, _USER_CACHE, user_perms)
-        setattr(user, _GROUP_CACHE, group_perms)
-        setattr(user, _ALL_CACHE, user_perms | group_perms)
-        return
-    # Loaded by ModelBackend itself, which keeps them on the user object as always; the
-    # versions were read before, so a change committed meanwhile makes this entry stale.
-    user_perms = loader.get_user_permissions(user)
-    group_perms = loader.get_group_permissions(user)
-    try:
-        cache.set(
-            entry_key,
-            (everyone, own, frozenset(user_perms), frozenset(group_perms)),
-            timeout=TIMEOUT,
-        )
-    except Exception:
-        logger.warning(
-            "The capabilities cache failed to keep %s's permissions.", label, exc_info=True
-        )
+        return frozenset(entry[2]), frozenset(entry[3])
+    # The versions were read before the rows: a change committed meanwhile bumped them,
+    # so this entry is stale at once rather than kept under the new versions.
+    user_perms, group_perms = _load(user)
+    if everyone is not None and own is not None:
+        try:
+            cache.set(entry_key, (everyone, own, user_perms, group_perms), timeout=TIMEOUT)
+        except Exception:
+            logger.warning(
+                "The capabilities cache failed to keep %s's permissions.", label, exc_info=True
+            )
+    return user_perms, group_perms
+
+
+class CachedModelBackend(ModelBackend):
+    """Django's ``ModelBackend``, with each user's permissions kept across requests in
+    the shared cache ``AFFORDANCES["CAPABILITIES_CACHE"]`` (see the module).
+
+    Use it in place of ``ModelBackend`` in ``AUTHENTICATION_BACKENDS`` (it logs users
+    in as ``ModelBackend`` does). With the setting ``None`` or a cache that is not
+    shared it is ``ModelBackend``, uncached."""
+
+    # Model-wide only, as ModelBackend: asked for an object it answers nothing
+    # (affordances.operations reads this rather than guessing from the overrides).
+    supports_object_permissions = False
+
+    def _kept(self, user_obj: Any, obj: Any) -> _Kept | None:
+        """The user's sets, kept for this request; None where ``ModelBackend`` answers
+        as it always does (an object, an inactive, anonymous or superuser, a user model
+        without ``PermissionsMixin``, the cache off)."""
+        if (
+            obj is not None
+            or not getattr(user_obj, "is_active", False)
+            or getattr(user_obj, "is_anonymous", True)
+            or not isinstance(user_obj, PermissionsMixin)
+            or user_obj.is_superuser
+            or user_obj.pk is None
+        ):
+            return None
+        kept = user_obj.__dict__.get(_MEMO)
+        if isinstance(kept, _Kept):
+            return kept
+        current = setup()
+        cache = current.cache()
+        if cache is None or not isinstance(user_obj, current.user_model):
+            return None
+        user_perms, group_perms = _read(user_obj, cache, _label(current.user_model))
+        kept = _Kept(user=set(user_perms), group=set(group_perms), all={*user_perms, *group_perms})
+        user_obj.__dict__[_MEMO] = kept
+        return kept
+
+    def get_user_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
+        kept = self._kept(user_obj, obj)
+        return super().get_user_permissions(user_obj, obj) if kept is None else kept.user
+
+    def get_group_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
+        kept = self._kept(user_obj, obj)
+        return super().get_group_permissions(user_obj, obj) if kept is None else kept.group
+
+    def get_all_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
+        kept = self._kept(user_obj, obj)
+        return super().get_all_permissions(user_obj, obj) if kept is None else kept.all
+
+    # The async API answers from the same sets (ModelBackend's own async methods would
+    # load them into its private caches instead).
+    async def aget_user_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
+        return await sync_to_async(self.get_user_permissions)(user_obj, obj)
+
+    async def aget_group_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
+        return await sync_to_async(self.get_group_permissions)(user_obj, obj)
+
+    async def aget_all_permissions(self, user_obj: Any, obj: Any = None) -> set[str]:
+        return await sync_to_async(self.get_all_permissions)(user_obj, obj)
+
+
+def prime(user: Any) -> None:
+    """Does nothing: :class:`CachedModelBackend` reads the shared cache on the first
+    ``has_perm`` of a request. Kept for callers of the earlier design."""
 
 
 def _token() -> str:
@@ -231,32 +300,32 @@ def _token() -> str:
 
 
 def _bump(keys: list[str]) -> None:
-    cache = _cache()
+    cache = setup().cache()
     if cache is not None and keys:
         cache.set_many({key: _token() for key in keys}, timeout=None)
 
 
 def forget(user: Any = None) -> None:
     """Forget the kept permissions of ``user`` (a user or its primary key), or of every
-    user: the next request of each loads them from the database.
+    user: the next request of each, in every process, loads them from the database.
 
-    For changes no signal announces — ``QuerySet.update()`` of a user's ``is_active``,
-    ``bulk_create()`` on a through table, raw SQL. A user object passed in also drops
-    the permissions ``ModelBackend`` keeps on it. Raises what the cache raises."""
+    For changes no signal announces — ``QuerySet.update()``, ``bulk_create()``, a
+    through table's rows, raw SQL, fixtures. A user object passed in also drops what
+    the backend keeps on it for the current request. Nothing to do when the cache is
+    off (see :func:`setup`); raises what the cache raises."""
     if user is None:
         keys = [_all_key()]
     else:
         pk = user.pk if isinstance(user, models.Model) else user
         keys = [_user_key(_label(get_user_model()), pk)]
         if isinstance(user, models.Model):
-            for name in _CACHES:
-                user.__dict__.pop(name, None)
+            user.__dict__.pop(_MEMO, None)
     _bump(keys)
 
 
 def _changed(keys: list[str], using: str | None) -> None:
     """Bump ``keys`` now and again when the transaction on ``using`` commits."""
-    if settings.CAPABILITIES_CACHE is None or not keys:
+    if not keys or not setup().on:
         return
 
     def bump() -> None:
@@ -291,6 +360,7 @@ def _on_user_m2m(
     if action not in _POST:
         return
     if not reverse:
+        instance.__dict__.pop(_MEMO, None)  # this object answers anew too
         _changed(_users([instance.pk]), using)
     elif pk_set:
         _changed(_users(pk_set), using)

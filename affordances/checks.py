@@ -60,33 +60,34 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
     return messages
 
 
-@checks.register(deploy=True)
+@checks.register()
 def check_capabilities_cache(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """W013 (deploy): ``CAPABILITIES_CACHE`` names a per-process cache. A permission change
-    bumps the version in the process that made it; every other worker process would keep
-    serving what it cached until ``capabilities.TIMEOUT``."""
-    from django.core.cache.backends.locmem import LocMemCache
-
+    """W013: ``AUTHENTICATION_BACKENDS`` asks for the capabilities cache
+    (``CachedModelBackend``) but ``CAPABILITIES_CACHE`` names a cache that is not shared
+    by every process. A revocation is announced in the cache, so one kept per process
+    could not reach the others: the backend caches nothing there. A plain ``check``
+    (not only ``--deploy``): a development server is one process, but the setting is
+    the one production reads."""
     from affordances import capabilities
-    from affordances.conf import settings
 
     try:
-        alias = settings.CAPABILITIES_CACHE
+        setup = capabilities.setup()
     except ImproperlyConfigured:
         return []  # E031's
-    if alias is None:
+    alias = setup.alias
+    if not setup.asked or setup.shared or alias is None:
         return []
     from django.core.cache import caches
 
-    if not isinstance(caches[alias], LocMemCache):
-        return []
+    kind = type(caches[alias]).__name__
     return [
         checks.Warning(
-            f"AFFORDANCES['CAPABILITIES_CACHE'] is {alias!r}, a per-process LocMemCache: "
-            "with several worker processes a permission change reaches the others only "
-            f"after {capabilities.TIMEOUT} seconds.",
-            hint="Name a cache shared by every worker (Redis, Memcached, the database), "
-            "or set it to None to load the permissions on every request.",
+            f"AFFORDANCES['CAPABILITIES_CACHE'] is {alias!r}, a {kind} that is not "
+            "shared by every process: a permission revoked in one process would not reach "
+            "the others, so CachedModelBackend keeps nothing and loads each request's "
+            "permissions from the database.",
+            hint="Name a cache shared by every process (Redis, Memcached, the database), "
+            "or use django.contrib.auth.backends.ModelBackend.",
             id="affordances.W013",
         )
     ]

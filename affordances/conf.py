@@ -56,8 +56,10 @@ DEFAULTS: dict[str, Any] = {
     # language, version) and serve it again; False generates it on every request, for
     # projects whose own drf-spectacular hooks read more of the request than that.
     "OPENAPI_MEMO": True,
-    # The alias in CACHES keeping each caller's model-wide permissions across requests
-    # (affordances.capabilities); None: Django loads them on every request.
+    # The alias in CACHES where affordances.capabilities.CachedModelBackend keeps each
+    # caller's model-wide permissions across requests; used only when that cache is
+    # shared by every process (not LocMem or Dummy). None: the backend loads them on
+    # every request, as Django's ModelBackend.
     "CAPABILITIES_CACHE": "default",
     # Where "this object changed" and "your tools changed" are published after a run
     # commits (affordances.brokers): {"BACKEND": dotted path, "OPTIONS": {...}}; the

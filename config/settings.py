@@ -362,13 +362,16 @@ def _cache(url: str) -> dict[str, str]:
 # one counts on its own, so a shared cache (redis://, db://) makes the limit exact.
 CACHES = {"default": _cache(os.environ.get("CACHE_URL") or "locmem://")}
 
-# Each caller's permissions are kept in this cache across requests
-# (docs/howto/roles-permissions.md#the-capabilities-cache). A change is announced in the
-# cache, so a per-process LocMem (2 gunicorn workers by default) would leave the other
-# workers stale: in production it takes a shared cache; runserver is one process.
-AFFORDANCES["CAPABILITIES_CACHE"] = (
-    "default" if DEBUG or not CACHES["default"]["BACKEND"].endswith("LocMemCache") else None
-)
+# Each caller's permissions are kept in this cache across requests by CachedModelBackend
+# (docs/howto/roles-permissions.md#the-capabilities-cache), only when the cache is shared:
+# a change is announced in the cache, so a per-process LocMem (2 gunicorn workers by
+# default) could not reach the other workers. With locmem:// Django's ModelBackend loads
+# the permissions on every request (the library would cache nothing anyway, and say so).
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend"
+    if CACHES["default"]["BACKEND"].endswith("LocMemCache")
+    else "affordances.capabilities.CachedModelBackend"
+]
 
 # Every committed run publishes "this object changed" (the MCP listen streams hear it;
 # affordances.brokers): through Redis at EVENTS_URL (redis://127.0.0.1:6379/0) every

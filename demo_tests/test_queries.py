@@ -8,9 +8,10 @@ import json
 from decimal import Decimal
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
@@ -90,8 +91,24 @@ def _permission_queries(request) -> list[str]:
     return [q["sql"] for q in captured.captured_queries if '"auth_permission"' in q["sql"]]
 
 
+@pytest.fixture
+def shared_capabilities(tmp_path):
+    """The demo as deployed with a shared cache (CACHE_URL=redis://…): CachedModelBackend
+    keeps the permissions there (a file cache here, shared as Redis is)."""
+    cache = {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(tmp_path / "capabilities"),
+    }
+    with override_settings(
+        CACHES={**settings.CACHES, "capabilities": cache},
+        AUTHENTICATION_BACKENDS=["affordances.capabilities.CachedModelBackend"],
+        AFFORDANCES={**settings.AFFORDANCES, "CAPABILITIES_CACHE": "capabilities"},
+    ):
+        yield
+
+
 @pytest.mark.parametrize("username", ["support", "alice", "warehouse"])
-def test_a_second_request_loads_no_permissions(demo, username):
+def test_a_second_request_loads_no_permissions(demo, shared_capabilities, username):
     """ModelBackend's two queries (the user's permissions, its groups') are made once,
     then kept across requests (affordances.capabilities): none on the next request, on
     REST, MCP tools/list and an MCP read — the demo's QUERYSET and rules included."""

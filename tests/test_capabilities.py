@@ -1,14 +1,19 @@
-"""The caller's permissions kept across requests (affordances.capabilities, issue 41).
+"""The caller's permissions kept across requests (affordances.capabilities): the
+authentication backend ``CachedModelBackend`` over a shared cache (issues 41, 50 C1, 51).
 
 A second request by the same non-superuser makes no permission query; a permission,
 group membership, group permission or flag changed through any ORM path is seen by the
-very next request; what sends no signal is seen after ``forget()``; other backends,
-superusers, inactive users and a failing cache answer exactly as Django does.
+very next request — in another process too; what sends no signal is seen after
+``forget()``; other backends, superusers, inactive users and a failing cache answer
+exactly as Django does; ``ModelBackend``'s private per-user caches are never written.
+With a cache kept per process (LocMem) or none, nothing is kept: ``check`` warns (W013)
+and ``forget_capabilities`` says it cannot reach the other processes.
 """
 
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import os
 import subprocess
@@ -18,22 +23,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import Group, Permission
 from django.core.cache import caches
 from django.core.cache.backends.base import BaseCache
+from django.core.checks import run_checks
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
-from affordances import capabilities
+from affordances import capabilities, operations
 from affordances.catalog import get_catalog
-from affordances.checks import check_capabilities_cache, check_settings
+from affordances.checks import check_settings
 from tests.generic import api as ticket_app
 from tests.generic.models import Ticket
 from tests.mcp_wire import Wire
@@ -48,20 +56,47 @@ def _permission_queries(captured: CaptureQueriesContext) -> list[str]:
     return [q["sql"] for q in captured.captured_queries if '"auth_permission"' in q["sql"]]
 
 
+CACHED = "affordances.capabilities.CachedModelBackend"
+MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+# ModelBackend's per-user-object caches (django/contrib/auth/backends.py): never written
+# by the library.
+DJANGO_CACHES = ("_perm_cache", "_user_perm_cache", "_group_perm_cache")
+FILE_CACHE = "django.core.cache.backends.filebased.FileBasedCache"
+LOCMEM = "django.core.cache.backends.locmem.LocMemCache"
+
+
+@pytest.fixture(autouse=True)
+def cached(tmp_path: Path) -> Iterator[BaseCache]:
+    """The project the backend is for: CachedModelBackend over a shared cache (files, as
+    every process of one host shares them; a directory per test)."""
+    with override_settings(
+        CACHES={
+            "default": {"BACKEND": LOCMEM},
+            "capabilities": {"BACKEND": FILE_CACHE, "LOCATION": str(tmp_path / "cache")},
+        },
+        AUTHENTICATION_BACKENDS=[CACHED],
+        AFFORDANCES={**django_settings.AFFORDANCES, "CAPABILITIES_CACHE": "capabilities"},
+    ):
+        assert capabilities.setup().on
+        yield caches["capabilities"]
+
+
 def _answer(user: Any, perm: str = PERM) -> tuple[bool, int]:
     """What a fresh request's user object answers, and the permission queries it took."""
     fresh = User.objects.get(pk=user.pk)
     with CaptureQueriesContext(connection) as captured:
-        capabilities.prime(fresh)
         held = fresh.has_perm(perm)
+    if capabilities.setup().on:  # off, it is ModelBackend, which keeps its own
+        assert not set(DJANGO_CACHES) & set(vars(fresh)), "ModelBackend's caches written"
     return held, len(_permission_queries(captured))
 
 
 def _holds(user: Any) -> bool:
     """The answer of the next request — checked against Django's own, uncached."""
     held, _ = _answer(user)
-    uncached = User.objects.get(pk=user.pk)
-    assert held == uncached.has_perm(PERM), "the primed answer differs from Django's"
+    fresh = User.objects.get(pk=user.pk)
+    django = fresh.is_active and (fresh.is_superuser or ModelBackend().has_perm(fresh, PERM))
+    assert held == django, "the kept answer differs from Django's"
     return held
 
 
@@ -272,15 +307,15 @@ def test_a_full_save_and_a_delete_of_the_user_forget_it(ann: Any, permission: Pe
     ann.user_permissions.add(permission)
     _answer(ann)
     key = capabilities._user_key("auth.user", ann.pk)
-    version = caches["default"].get(key)
+    version = caches["capabilities"].get(key)
     ann.first_name = "Ann"
     ann.save()
-    assert caches["default"].get(key) != version
-    version = caches["default"].get(key)
+    assert caches["capabilities"].get(key) != version
+    version = caches["capabilities"].get(key)
     ann.save(update_fields=["last_login"])  # what a login saves: no permission changed
-    assert caches["default"].get(key) == version
+    assert caches["capabilities"].get(key) == version
     User.objects.filter(pk=ann.pk).get().delete()
-    assert caches["default"].get(key) != version
+    assert caches["capabilities"].get(key) != version
 
 
 def test_a_change_committed_after_a_stale_read_is_still_seen(
@@ -292,7 +327,7 @@ def test_a_change_committed_after_a_stale_read_is_still_seen(
     _answer(ann)
     with django_capture_on_commit_callbacks(execute=False) as callbacks, transaction.atomic():
         ann.user_permissions.add(permission)
-        cache = caches["default"]
+        cache = caches["capabilities"]
         everyone = cache.get(capabilities._all_key())
         own = cache.get(capabilities._user_key("auth.user", ann.pk))
         stale = (everyone, own, frozenset(), frozenset())
@@ -382,6 +417,35 @@ def test_update_and_raw_sql_are_seen_after_forget(ann: Any, permission: Permissi
     assert _answer(ann) == (False, 2)
 
 
+def test_loaddata_in_a_process_reaching_the_cache_is_seen(ann: Any, group: Group, tmp_path: Path):
+    # loaddata saves raw and sets the many-to-many rows through the manager: both signal.
+    assert _answer(ann) == (False, 2)
+    fixture = tmp_path / "ann.json"
+    row = {"model": "auth.user", "pk": ann.pk, "fields": {"username": "ann", "password": ""}}
+    row["fields"]["groups"] = [group.pk]
+    fixture.write_text(json.dumps([row]))
+    call_command("loaddata", str(fixture), verbosity=0)
+    assert _holds(ann) is True
+
+
+def test_deploy_how_to_lists_every_write_no_signal_announces():
+    # Issue 50, D1: where an operator reads, each kind of write that leaves a revoked
+    # permission working until forget_capabilities (the tests above show them unseen).
+    text = (ROOT / "docs/howto/deploy.md").read_text()
+    section = text[text.index("## Writes the capabilities cache does not see") :]
+    for write in (
+        "QuerySet.update()",
+        "bulk_create()",
+        "User.groups.through.objects.filter(",
+        "raw SQL",
+        "loaddata",
+        "pg_restore",
+        "another database or service",
+        "forget_capabilities",
+    ):
+        assert write in section, write
+
+
 def test_forget_drops_what_the_user_object_keeps(ann: Any, permission: Permission):
     assert not ann.has_perm(PERM)
     User.user_permissions.through.objects.bulk_create(
@@ -392,16 +456,42 @@ def test_forget_drops_what_the_user_object_keeps(ann: Any, permission: Permissio
     assert ann.has_perm(PERM)
 
 
-# --- other backends, superusers, inactive users -------------------------------------
+# --- private attributes, other backends, superusers, inactive users -----------------
 
 
-class GrantsEverythingToBen(ModelBackend):
-    """A ModelBackend that answers differently: nothing may be primed for it."""
+def test_modelbackends_private_caches_stay_unset_after_a_request(
+    tickets: None, ann: Any, group: Group
+):
+    # The backend keeps the sets on an attribute of its own, through Django's public
+    # backend API: ModelBackend's per-user caches are not written, kept or loaded.
+    ann.groups.add(group)
+    ticket = Ticket.objects.create(assignee="ann")
+    for expected_queries in (2, 0):  # loaded and kept, then from the shared cache
+        user = User.objects.get(pk=ann.pk)
+        client = APIClient()
+        client.force_authenticate(user)  # the request's user is this very object
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(f"/v2/tickets/{ticket.pk}/")
+        assert response.status_code == 200, response.content
+        assert "escalate_ticket" in [a["name"] for a in response.json()["affordances"]]
+        assert len(_permission_queries(captured)) == expected_queries
+        assert [name for name in DJANGO_CACHES if hasattr(user, name)] == []
 
-    def _get_user_permissions(self, user_obj: Any) -> Any:
-        if user_obj.get_username() == "ben":
-            return Permission.objects.all()
-        return super()._get_user_permissions(user_obj)
+
+def test_the_async_api_answers_from_the_same_sets(ann: Any, permission: Permission):
+    ann.user_permissions.add(permission)
+    _answer(ann)  # kept
+    fresh = User.objects.get(pk=ann.pk)
+    with CaptureQueriesContext(connection) as captured:
+        assert async_to_sync(fresh.ahas_perm)(PERM)
+        assert PERM in async_to_sync(fresh.aget_all_permissions)()
+    assert _permission_queries(captured) == []
+    assert [name for name in DJANGO_CACHES if hasattr(fresh, name)] == []
+
+
+def test_the_backend_answers_no_object_permission(db: None):
+    # Model-wide, as ModelBackend: the library does not evaluate per object for it.
+    assert operations.object_permissions_configured() is False
 
 
 class TellsBen:
@@ -420,42 +510,29 @@ class TellsBen:
 HERE = "tests.test_capabilities"
 
 
-@pytest.mark.parametrize("backend", [f"{HERE}.GrantsEverythingToBen"])
-def test_a_modelbackend_answering_differently_is_never_primed(db: None, backend: str):
-    ben = User.objects.create_user("ben")
-    with override_settings(AUTHENTICATION_BACKENDS=[backend]):
-        assert not capabilities.primable(User.objects.get(pk=ben.pk))
-        assert _answer(ben) == (True, 2)  # its own answer and queries, as today
-        assert _answer(ben) == (True, 2)
-
-
 def test_another_backend_is_still_asked_on_every_request(db: None):
     ben = User.objects.create_user("ben")
-    backends = [f"{HERE}.TellsBen", "django.contrib.auth.backends.ModelBackend"]
-    with override_settings(AUTHENTICATION_BACKENDS=backends):
+    with override_settings(AUTHENTICATION_BACKENDS=[f"{HERE}.TellsBen", CACHED]):
         TellsBen.asked.clear()
-        assert _answer(ben) == (True, 2)  # loaded and kept; TellsBen said yes
-        assert _answer(ben) == (True, 0)
-        assert TellsBen.asked == [PERM, PERM]
-        assert _answer(ben, "generic.submit_expense") == (False, 0)  # both asked
+        assert _answer(ben) == (True, 0)  # TellsBen said yes first: ours not asked
+        assert _answer(ben, "generic.submit_expense") == (False, 2)  # both asked
+        assert _answer(ben, "generic.submit_expense") == (False, 0)
+        assert TellsBen.asked == [PERM, "generic.submit_expense", "generic.submit_expense"]
 
 
-def test_superusers_and_inactive_users_are_answered_as_today(db: None):
+def test_superusers_inactive_and_anonymous_users_are_answered_as_today(db: None):
+    from django.contrib.auth.models import AnonymousUser
+
     root = User.objects.create_superuser("root")
     gone = User.objects.create_user("gone", is_active=False)
     for user in (root, gone):
-        fresh = User.objects.get(pk=user.pk)
-        assert not capabilities.primable(fresh)
         assert _answer(user) == (user.is_superuser, 0)
-        assert not hasattr(fresh, "_perm_cache")
-
-
-def test_anonymous_and_already_loaded_users_are_left_alone(ann: Any):
-    from django.contrib.auth.models import AnonymousUser
-
-    assert not capabilities.primable(AnonymousUser())
-    ann.has_perm(PERM)  # ModelBackend loaded it on this object
-    assert not capabilities.primable(ann)
+        fresh = User.objects.get(pk=user.pk)
+        assert fresh.get_all_permissions() == ModelBackend().get_all_permissions(
+            User.objects.get(pk=user.pk)
+        )
+        assert not hasattr(fresh, capabilities._MEMO)  # never kept
+    assert AnonymousUser().has_perm(PERM) is False
 
 
 # --- the setting and a cache that fails ---------------------------------------------
@@ -475,7 +552,7 @@ class BrokenCache(BaseCache):
 
 def _caches(**aliases: str) -> dict[str, dict[str, str]]:
     return {
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "default": {"BACKEND": LOCMEM},
         **{alias: {"BACKEND": backend} for alias, backend in aliases.items()},
     }
 
@@ -498,18 +575,37 @@ def test_a_cache_that_is_down_falls_back_to_django(tickets: None, ann: Any, grou
         assert "escalate_ticket" in [a["name"] for a in body["affordances"]]
         with pytest.raises(ConnectionError):
             capabilities.forget(ann)  # an operator asking is told
+        with pytest.raises(CommandError, match="failed"):
+            _quiet()
 
 
-@pytest.mark.parametrize(
-    ("alias", "backend"),
-    [(None, None), ("dummy", "django.core.cache.backends.dummy.DummyCache")],
-)
-def test_no_cache_or_a_dummy_one_loads_on_every_request(
-    ann: Any, permission: Permission, alias: str | None, backend: str | None
-):
+# Caches that are not shared by every process (kept per process, or keeping nothing),
+# and no cache: nothing is kept, the permissions are loaded on every request.
+OFF = {
+    "LocMem": ("local", LOCMEM),
+    "Dummy": ("dummy", "django.core.cache.backends.dummy.DummyCache"),
+    "None": (None, None),
+}
+
+
+@pytest.mark.parametrize("kind", OFF)
+def test_without_a_shared_cache_nothing_is_kept(ann: Any, permission: Permission, kind: str):
+    alias, backend = OFF[kind]
     ann.user_permissions.add(permission)
     caches_setting = _caches(**({alias: backend} if alias and backend else {}))
     with override_settings(CACHES=caches_setting, AFFORDANCES=_with_cache(alias)):
+        assert not capabilities.setup().on
+        assert _answer(ann) == (True, 2)
+        assert _answer(ann) == (True, 2)
+        ann.user_permissions.remove(permission)
+        assert _answer(ann) == (False, 2)
+
+
+def test_without_the_backend_nothing_is_kept(ann: Any, permission: Permission):
+    # ModelBackend alone: the shared cache is named, but nothing asks for it.
+    with override_settings(AUTHENTICATION_BACKENDS=[MODEL_BACKEND]):
+        assert not capabilities.setup().on
+        ann.user_permissions.add(permission)  # no bump either
         assert _answer(ann) == (True, 2)
         assert _answer(ann) == (True, 2)
 
@@ -520,45 +616,91 @@ def test_a_bad_cache_alias_is_e031(db: None, value: Any):
         assert [m.id for m in check_settings()] == ["affordances.E031"]
 
 
-def test_a_per_process_cache_is_w013_under_deploy(db: None):
-    assert [m.id for m in check_capabilities_cache()] == ["affordances.W013"]
+def _plain_check() -> list[str]:
+    # `manage.py check` without --deploy.
+    return [m.id for m in run_checks() if m.id == "affordances.W013"]
+
+
+@pytest.mark.parametrize("kind", ["LocMem", "Dummy"])
+def test_a_plain_check_warns_when_the_cache_is_not_shared(db: None, kind: str):
+    alias, backend = OFF[kind]
+    assert backend is not None
+    with override_settings(CACHES=_caches(**{str(alias): backend}), AFFORDANCES=_with_cache(alias)):
+        assert _plain_check() == ["affordances.W013"]
+
+
+def test_a_plain_check_is_silent_when_shared_or_not_asked(db: None):
+    assert _plain_check() == []  # the shared file cache
     with override_settings(AFFORDANCES=_with_cache(None)):
-        assert check_capabilities_cache() == []
+        assert _plain_check() == []
+    with override_settings(AUTHENTICATION_BACKENDS=[MODEL_BACKEND], CACHES=_caches()):
+        assert _plain_check() == []  # a fresh project: LocMem, ModelBackend
     shared = "django.core.cache.backends.db.DatabaseCache"
     with override_settings(CACHES=_caches(shared=shared), AFFORDANCES=_with_cache("shared")):
-        assert check_capabilities_cache() == []
+        assert _plain_check() == []
 
 
-def test_the_catalog_answers_as_before_for_every_user(
-    tickets: None, ann: Any, group: Group, monkeypatch: pytest.MonkeyPatch
-):
+def _command(*args: str) -> str:
+    out = io.StringIO()
+    call_command("forget_capabilities", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_forget_capabilities_says_it_cannot_with_a_per_process_cache(db: None):
+    with override_settings(CACHES=_caches(local=LOCMEM), AFFORDANCES=_with_cache("local")):
+        for args in ((), ("--user", "1")):
+            with pytest.raises(CommandError, match="Cannot forget in every process"):
+                _command(*args)
+
+
+def test_forget_capabilities_reaches_the_shared_cache(ann: Any, permission: Permission):
+    assert "every process" in _command("--user", str(ann.pk))
+    with override_settings(AUTHENTICATION_BACKENDS=[MODEL_BACKEND]):
+        assert "is off" in _command()  # nothing kept, nothing to forget
+
+
+def test_the_catalog_answers_as_before_for_every_user(tickets: None, ann: Any, group: Group):
     ann.groups.add(group)
     root = User.objects.create_superuser("root")
     catalog = get_catalog()
     for user in (ann, root):
         _answer(user)  # kept
-        primed = [op.name for op in catalog.for_user(User.objects.get(pk=user.pk))]
-        with monkeypatch.context() as patch:
-            patch.setattr(capabilities, "prime", lambda user: None)  # Django alone
-            plain = [op.name for op in catalog.for_user(User.objects.get(pk=user.pk))]
-        assert primed == plain
-        assert ("escalate_ticket" in primed) is True
+        cached = [op.name for op in catalog.for_user(User.objects.get(pk=user.pk))]
+        with override_settings(AUTHENTICATION_BACKENDS=[MODEL_BACKEND]):  # Django alone
+            plain = [op.name for op in get_catalog().for_user(User.objects.get(pk=user.pk))]
+        assert cached == plain
+        assert ("escalate_ticket" in cached) is True
 
 
-# --- another process: a user model of its own, and Redis shared by two processes ----
+def test_the_sessions_lazy_user_answers_from_the_cache(ann: Any, permission: Permission):
+    from django.utils.functional import SimpleLazyObject
+
+    ann.user_permissions.add(permission)
+    _answer(ann)  # kept
+    lazy = SimpleLazyObject(lambda: User.objects.get(pk=ann.pk))  # request.user's kind
+    with CaptureQueriesContext(connection) as captured:
+        assert lazy.has_perm(PERM)
+    assert _permission_queries(captured) == []
 
 
-def _child(database: Path, *steps: str, cache_url: str = "locmem://") -> list[tuple[bool, int]]:
+# --- other processes: a user model of its own, a worker that stays alive -------------
+
+
+def _env(database: Path, cache_url: str) -> dict[str, str]:
     env = {
         **os.environ,
         "CAPABILITIES_DATABASE": str(database),
         "CAPABILITIES_CACHE_URL": cache_url,
     }
     env.pop("DJANGO_SETTINGS_MODULE", None)
+    return env
+
+
+def _child(database: Path, *steps: str, cache_url: str) -> list[tuple[bool, int]]:
     result = subprocess.run(
         [sys.executable, "-m", "tests.capabilities_child", *steps],
         cwd=ROOT,
-        env=env,
+        env=_env(database, cache_url),
         capture_output=True,
         text=True,
         timeout=120,
@@ -568,9 +710,85 @@ def _child(database: Path, *steps: str, cache_url: str = "locmem://") -> list[tu
     return [(line["held"], line["queries"]) for line in map(json.loads, result.stdout.splitlines())]
 
 
+class Worker:
+    """A process that stays alive between steps, as a gunicorn worker does: it keeps
+    what it read while another process changes a permission."""
+
+    def __init__(self, database: Path, cache_url: str, *steps: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tests.capabilities_child", *steps],
+            cwd=ROOT,
+            env=_env(database, cache_url),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def until_waiting(self) -> list[tuple[bool, int]]:
+        """The checks printed until the worker waits (or ends)."""
+        assert self.process.stdout is not None
+        checks: list[tuple[bool, int]] = []
+        for raw in self.process.stdout:
+            line = json.loads(raw)
+            if line.get("waiting"):
+                return checks
+            checks.append((line["held"], line["queries"]))
+        return checks
+
+    def go_on(self) -> list[tuple[bool, int]]:
+        assert self.process.stdin is not None
+        self.process.stdin.write("\n")
+        self.process.stdin.flush()
+        checks = self.until_waiting()
+        _, errors = self.process.communicate(timeout=120)
+        assert self.process.returncode == 0, errors
+        return checks
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.communicate()
+
+
+def _a_removal_in_one_process_is_refused_in_the_other(tmp_path: Path, cache_url: str) -> None:
+    """Issue 50, C1: the member, in a group holding the permission, is answered by a
+    worker (which keeps what it can); another process — `manage.py shell` — removes her
+    from the group; the worker's next request refuses."""
+    database = tmp_path / "db.sqlite3"
+    steps = ("setup", "join", "check", "check", "wait", "check", "check")
+    worker = Worker(database, cache_url, *steps)
+    try:
+        before = worker.until_waiting()
+        assert _child(database, "leave", cache_url=cache_url) == []  # the shell
+        after = worker.go_on()
+    finally:
+        worker.stop()
+    shared = not cache_url.startswith("locmem://")
+    # Kept in a shared cache: no query on the second request; per process: none kept.
+    assert before == [(True, 2), (True, 0 if shared else 2)]
+    assert after == [(False, 2), (False, 0 if shared else 2)]
+
+
+def test_a_group_removal_in_one_process_is_refused_in_another_with_a_shared_cache(
+    tmp_path: Path,
+):
+    cache_url = f"file://{tmp_path / 'cache'}"
+    _a_removal_in_one_process_is_refused_in_the_other(tmp_path, cache_url)
+
+
+def test_a_group_removal_in_one_process_is_refused_in_another_with_locmem(tmp_path: Path):
+    # A fresh project's cache: kept per process, so the backend keeps nothing in it.
+    _a_removal_in_one_process_is_refused_in_the_other(tmp_path, "locmem://")
+
+
 def test_a_user_model_of_its_own(tmp_path: Path):
-    checks = _child(tmp_path / "db.sqlite3", "setup", "check", "check", "grant", "check", "check")
-    assert checks == [(False, 2), (False, 0), (True, 2), (True, 0)]
+    checks = _child(
+        tmp_path / "db.sqlite3",
+        *("setup", "check", "check", "grant", "check", "check", "revoke", "check"),
+        cache_url=f"file://{tmp_path / 'cache'}",
+    )
+    assert checks == [(False, 2), (False, 0), (True, 2), (True, 0), (False, 2)]
 
 
 @pytest.fixture
@@ -589,22 +807,7 @@ def redis_url() -> Iterator[str]:
         client.close()
 
 
-def test_with_redis_a_change_in_one_process_is_seen_by_the_next(tmp_path: Path, redis_url: str):
-    database = tmp_path / "db.sqlite3"
-    # Process 1 loads and keeps; process 2 answers from Redis, then grants; process 3
-    # (another worker) sees the grant at once, then answers from Redis.
-    assert _child(database, "setup", "check", cache_url=redis_url) == [(False, 2)]
-    assert _child(database, "check", "grant", cache_url=redis_url) == [(False, 0)]
-    assert _child(database, "check", "check", cache_url=redis_url) == [(True, 2), (True, 0)]
-
-
-def test_the_sessions_lazy_user_is_primed(ann: Any, permission: Permission):
-    from django.utils.functional import SimpleLazyObject
-
-    ann.user_permissions.add(permission)
-    _answer(ann)  # kept
-    lazy = SimpleLazyObject(lambda: User.objects.get(pk=ann.pk))  # request.user's kind
-    with CaptureQueriesContext(connection) as captured:
-        capabilities.prime(lazy)
-        assert lazy.has_perm(PERM)
-    assert _permission_queries(captured) == []
+def test_with_redis_a_group_removal_in_one_process_is_refused_in_another(
+    tmp_path: Path, redis_url: str
+):
+    _a_removal_in_one_process_is_refused_in_the_other(tmp_path, redis_url)
