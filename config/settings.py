@@ -379,7 +379,10 @@ AUTHENTICATION_BACKENDS = [
 if os.environ.get("EVENTS_URL"):
     AFFORDANCES["EVENTS_BROKER"] = {
         "BACKEND": "affordances.brokers.RedisBroker",
-        "OPTIONS": {"url": os.environ["EVENTS_URL"]},
+        "OPTIONS": {
+            "url": os.environ["EVENTS_URL"],
+            "channel": os.environ.get("EVENTS_CHANNEL") or "affordances",
+        },
     }
 
 # --- Logging --------------------------------------------------------------------------
