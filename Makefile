@@ -38,7 +38,11 @@ demo: $(DEMO_STAMP)
 	@echo "API:        http://127.0.0.1:$(PORT)/api/  (orders, purchase-requests, catalog /api/operations/, docs /api/docs/; every user)"
 	@echo "MCP:        http://127.0.0.1:$(PORT)/mcp  (OAuth from the URL alone, or Authorization: Bearer <access token from /api/token/>)"
 	@echo ""
-	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+	@# ASGI (uvicorn), so that MCP subscriptions/listen streams are served
+	@# (docs/howto/live.md); sync views stay sync. One process: the in-process broker is
+	@# enough. Several (UVICORN_WORKERS=2) need Redis: EVENTS_URL=redis://127.0.0.1:6379/0.
+	$(BIN)/python -m uvicorn config.asgi:application --host 127.0.0.1 --port $(PORT) \
+		--workers $${UVICORN_WORKERS:-1}
 
 # Two pytest runs, for two settings modules (Django is configured once per process): the
 # library's tests (tests/: tests.settings, with the demo, the experiment and the load
