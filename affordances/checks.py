@@ -35,8 +35,13 @@ SETTING_CHECKS = {
     "MCP_READ_SCOPE": "affordances.E030",
     "MCP_WRITE_SCOPE": "affordances.E030",
     "MCP_REQUIRE_AUDIENCE": "affordances.E030",
+    "OAUTH_THROTTLE_RATES": "affordances.E030",
+    "OAUTH_REDIRECT_HOSTS": "affordances.E030",
+    "OAUTH_UNUSED_CLIENT_TTL": "affordances.E030",
+    "OAUTH_CREATE_USERS": "affordances.E030",
     "CAPABILITIES_CACHE": "affordances.E031",
     "CONFIRMATION_TTL": "affordances.E033",
+    "CONFIRMATIONS": "affordances.E033",
     "EVENTS_BROKER": "affordances.E034",
 }
 

@@ -40,6 +40,19 @@ DEFAULTS: dict[str, Any] = {
     # Refuse tokens that name no audience (RFC 8707 resource / JWT aud); a token naming
     # audiences is refused on an endpoint it was not issued for either way.
     "MCP_REQUIRE_AUDIENCE": False,
+    # The `oauth` extra's authorization server (affordances.mcp.oauth). Requests per
+    # client address to /o/register/ and /o/token/, in DRF's "N/period" form, counted in
+    # the default cache (a shared one in production); None: unlimited.
+    "OAUTH_THROTTLE_RATES": {"register": "20/hour", "token": "60/min"},
+    # Hosts an https redirect URI may name (exact, or ".example.com" for it and its
+    # subdomains); None: any. http is for loopback addresses only, whatever this says.
+    "OAUTH_REDIRECT_HOSTS": None,
+    # Seconds after which `expire_oauth_clients` deletes a self-registered client that
+    # never obtained a token.
+    "OAUTH_UNUSED_CLIENT_TTL": 24 * 60 * 60,
+    # Introspected tokens of another server (resource-server mode): create a local user
+    # for an (issuer, subject) no OAuthIdentity links yet; False: such a token is refused.
+    "OAUTH_CREATE_USERS": False,
     # Lists: items per page when the caller does not say, and the most it may ask for.
     "PAGE_SIZE": 50,
     "MAX_PAGE_SIZE": 200,
@@ -67,6 +80,10 @@ DEFAULTS: dict[str, Any] = {
     "EVENTS_BROKER": {"BACKEND": "affordances.brokers.InProcessBroker"},
     # Seconds a confirmation asked for (MCP's sealed requestState) may be answered in.
     "CONFIRMATION_TTL": 600,
+    # Whether operations declared @operation(confirm=True) ask the person first. False
+    # only where no person is there to ask (a test harness, a benchmark): they then run
+    # on the first call, and the catalog says confirmationRequired: false.
+    "CONFIRMATIONS": True,
 }
 
 # The longest duration setting: PostgreSQL's largest lock_timeout (2**31 - 1 ms, 24 days).
@@ -206,6 +223,48 @@ class AffordancesSettings:
         return value
 
     @property
+    def OAUTH_THROTTLE_RATES(self) -> dict[str, str | None]:
+        value = self._get("OAUTH_THROTTLE_RATES")
+        default = DEFAULTS["OAUTH_THROTTLE_RATES"]
+        if value is None:
+            return dict.fromkeys(default)
+        if (
+            not isinstance(value, Mapping)
+            or not set(value) <= set(default)
+            or not all(rate is None or _rate(rate) for rate in value.values())
+        ):
+            raise ImproperlyConfigured(
+                "AFFORDANCES['OAUTH_THROTTLE_RATES'] must map 'register' and 'token' to a "
+                "rate such as '20/hour' (or None: unlimited)."
+            )
+        return {**default, **value}
+
+    @property
+    def OAUTH_REDIRECT_HOSTS(self) -> tuple[str, ...] | None:
+        value = self._get("OAUTH_REDIRECT_HOSTS")
+        if value is None:
+            return None
+        if not isinstance(value, list | tuple) or not all(
+            isinstance(host, str) and _HOST.fullmatch(host) for host in value
+        ):
+            raise ImproperlyConfigured(
+                "AFFORDANCES['OAUTH_REDIRECT_HOSTS'] must be a list of host names "
+                "('app.example.com', or '.example.com' with its subdomains), or None."
+            )
+        return tuple(host.lower() for host in value)
+
+    @property
+    def OAUTH_UNUSED_CLIENT_TTL(self) -> int:
+        return _positive_setting("OAUTH_UNUSED_CLIENT_TTL", self._get("OAUTH_UNUSED_CLIENT_TTL"))
+
+    @property
+    def OAUTH_CREATE_USERS(self) -> bool:
+        value = self._get("OAUTH_CREATE_USERS")
+        if not isinstance(value, bool):
+            raise ImproperlyConfigured("AFFORDANCES['OAUTH_CREATE_USERS'] must be True or False.")
+        return value
+
+    @property
     def PAGE_SIZE(self) -> int:
         return _positive_setting("PAGE_SIZE", self._get("PAGE_SIZE"))
 
@@ -224,6 +283,13 @@ class AffordancesSettings:
     @property
     def CONFIRMATION_TTL(self) -> int:
         return _positive_setting("CONFIRMATION_TTL", self._get("CONFIRMATION_TTL"))
+
+    @property
+    def CONFIRMATIONS(self) -> bool:
+        value = self._get("CONFIRMATIONS")
+        if not isinstance(value, bool):
+            raise ImproperlyConfigured("AFFORDANCES['CONFIRMATIONS'] must be True or False.")
+        return value
 
     @property
     def OPENAPI_MEMO(self) -> bool:
@@ -353,6 +419,16 @@ _ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/?#\s]+")
 _ISSUER = re.compile(r"https?://[^/?#\s]+(?:/[^?#\s]*)?|/[^?#\s]*")
 # RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 _SCOPE = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
+
+
+# DRF's throttle rate: "<requests>/<s|m|h|d...>".
+_RATE = re.compile(r"[1-9][0-9]{0,8}/(?:s|m|h|d)[a-z]*")
+# A host name (a leading dot: it and its subdomains).
+_HOST = re.compile(r"\.?[a-zA-Z0-9](?:[a-zA-Z0-9.-]{0,251}[a-zA-Z0-9])?")
+
+
+def _rate(value: Any) -> bool:
+    return isinstance(value, str) and _RATE.fullmatch(value) is not None
 
 
 def _scope_setting(name: str, value: Any) -> str | None:

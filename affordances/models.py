@@ -76,6 +76,53 @@ class IdempotencyRecord(models.Model):
         return f"{self.key} ({self.state})"
 
 
+class OAuthIdentity(models.Model):
+    """A local user that the tokens of another authorization server stand for.
+
+    A resource server that introspects another server's tokens (RFC 7662,
+    ``affordances.mcp.oauth.OAuth2Validator``) maps each token to a local user by the
+    pair (issuer, subject) through this table, never by a name the other server sends:
+    a foreign ``{"username": "admin"}`` is not the local admin unless an operator linked
+    that identity to that account on purpose (a row here).
+    """
+
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "OAuth identity"
+        verbose_name_plural = "OAuth identities"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["issuer", "subject"], name="affordances_oauth_identity_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"
+
+
+class OAuthCodeExchange(models.Model):
+    """What an authorization code was exchanged for, kept to revoke it on a replay.
+
+    RFC 6749 §4.1.2: a code used twice means someone else holds it; the server SHOULD
+    revoke the tokens issued on it. The code is kept hashed (SHA-256), the tokens by
+    their refresh-token family and access-token id — plain values, so this app needs no
+    migration of django-oauth-toolkit's.
+    """
+
+    code_checksum = models.CharField(max_length=64, unique=True)
+    application_id = models.BigIntegerField()
+    token_family = models.UUIDField(null=True, blank=True)
+    access_token_id = models.BigIntegerField(null=True, blank=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"code exchange {self.pk}"
+
+
 # The WSGI environ key by which an internal request names the interface it runs for:
 # no HTTP client can set it (request headers arrive as HTTP_*).
 VIA_ENVIRON_KEY = "affordances.via"

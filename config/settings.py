@@ -253,13 +253,17 @@ OAUTH2_PROVIDER = {
     # takes the authorization code grant only).
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    # RFC 9700 §2.1: https redirect URIs. Desktop hosts receive the answer on
-    # http://127.0.0.1 (RFC 8252 §7.3): allowed while DEBUG is on, or with
-    # OAUTH_LOOPBACK_REDIRECTS=1 (`check --deploy` then says so: oauth2_provider.W008);
-    # the registration endpoint refuses every other http one.
-    "ALLOWED_REDIRECT_URI_SCHEMES": (
-        ["http", "https"] if env_bool("OAUTH_LOOPBACK_REDIRECTS", DEBUG) else ["https"]
-    ),
+    # RFC 9700 §2.1: https redirect URIs — and http on a loopback address, where desktop
+    # hosts receive the answer (RFC 8252 §7.3, as the MCP authorization spec allows):
+    # affordances.mcp.registration admits exactly those itself, on POST and PUT, and the
+    # consent view redirects to them, with DEBUG off too. "http" stays out of this list
+    # (so `check --deploy` has no oauth2_provider.W008 to report): no other http URI.
+    "ALLOWED_REDIRECT_URI_SCHEMES": ["https"],
+    # Refresh tokens of deactivated users and replayed codes refused (and the code's
+    # tokens revoked), foreign tokens mapped by (issuer, sub): affordances.mcp.oauth.
+    "OAUTH2_VALIDATOR_CLASS": "affordances.mcp.oauth.OAuth2Validator",
+    # RFC 7592 registration tokens expire (django-oauth-toolkit's default: the year 9999).
+    "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 7 * 24 * 3600,
 }
 # Where the consent page sends a visitor who is not logged in: DRF's login page (any
 # user; the admin's takes staff only), rate-limited like the others (config.throttling).
@@ -301,6 +305,11 @@ AFFORDANCES = {
         "affordances.mcp.oauth.OAuth2Authentication",
         "config.authentication.JWTAuthentication",
     ],
+    # /o/register/ and /o/token/, per client address (the default cache, as the logins).
+    "OAUTH_THROTTLE_RATES": {
+        "register": os.environ.get("OAUTH_REGISTER_THROTTLE_RATE") or "20/hour",
+        "token": os.environ.get("OAUTH_TOKEN_THROTTLE_RATE") or "60/min",
+    },
     "MODELS": {
         "orders.Order": {
             "SERIALIZER": "orders.serializers.OrderSerializer",

@@ -134,6 +134,7 @@ OAUTH2_PROVIDER = {
     ],
     "DCR_ENABLED": True,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "OAUTH2_VALIDATOR_CLASS": "affordances.mcp.oauth.OAuth2Validator",
 }
 
 AFFORDANCES = {

@@ -45,6 +45,7 @@ from oauth2_provider.models import (
 from rest_framework_simplejwt.tokens import AccessToken as JwtAccessToken
 
 from affordances.mcp import authorization
+from affordances.models import OAuthIdentity
 from tests.generic import lending_api, oauth_api
 from tests.generic.lending import Book, Loan
 
@@ -783,11 +784,18 @@ def _introspecting(url: str, **changes: Any) -> Any:
     )
 
 
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def test_tokens_of_another_server_are_introspected_with_audience_and_scopes(
     authorization_server, root, loan
 ):
     with _introspecting(authorization_server, RESOURCE_SERVER_INTROSPECTION_CREDENTIALS=("x", "y")):
         _invalid_token(_mcp("as-read"))  # not a client it answers
+    # The other server's "root" is the local root because an operator linked them.
+    OAuthIdentity.objects.create(issuer=_origin(authorization_server), subject="root", user=root)
     with _introspecting(authorization_server):
         rw = "as-rw"
         tools = _tools(_mcp(rw))

@@ -44,24 +44,34 @@ from urllib.request import urlopen
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import SuspiciousOperation
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import URLResolver, include, path
 from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_exempt
 from oauth2_provider import views as dot_views
 from oauth2_provider.contrib.rest_framework import OAuth2Authentication as _DotAuthentication
-from oauth2_provider.models import get_access_token_model
+from oauth2_provider.models import (
+    get_access_token_model,
+    get_refresh_token_model,
+    revoke_access_token,
+)
 from oauth2_provider.oauth2_backends import get_oauthlib_core
 from oauth2_provider.oauth2_validators import OAuth2Validator as _DotValidator
 from oauth2_provider.settings import oauth2_settings
-from oauth2_provider.views.dynamic_client_registration import (
-    DynamicClientRegistrationManagementView,
-    DynamicClientRegistrationView,
-)
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
+from affordances.conf import settings
+from affordances.mcp import identities
+from affordances.mcp.authorization import MARKER, granted_scopes
+from affordances.mcp.consent import AuthorizationView
+from affordances.mcp.registration import RegistrationManagementView, RegistrationView
+from affordances.mcp.throttling import throttled
+from affordances.models import OAuthCodeExchange
+
 __all__ = [
+    "AuthorizationView",
     "OAuth2Authentication",
     "OAuth2Validator",
     "RegistrationView",
@@ -69,91 +79,23 @@ __all__ = [
     "authorization_server_urls",
 ]
 
-# RFC 7591 values an MCP client registers with: the authorization code grant (and the
-# refresh tokens that come with it), nothing else.
-GRANT_TYPES = frozenset({"authorization_code", "refresh_token"})
-RESPONSE_TYPES = frozenset({"code"})
-# A registration request is a small JSON document.
-MAX_REGISTRATION_BYTES = 64 * 1024
-# An introspection answer is a small JSON document too.
+# An introspection answer is a small JSON document.
 MAX_INTROSPECTION_BYTES = 64 * 1024
 
 log = logging.getLogger("affordances.mcp.oauth")
 
 
-def _registration_error(description: str, error: str = "invalid_client_metadata") -> JsonResponse:
-    response = JsonResponse({"error": error, "error_description": description}, status=400)
-    response["Cache-Control"] = "no-store"
-    return response
-
-
-_LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
-
-
-def _https_or_loopback(uri: Any) -> bool:
-    """RFC 9700 §2.1 with RFC 8252 §7.3's exception: plaintext http only to a loopback
-    address, where native hosts (desktop apps, CLIs) receive the answer. Other schemes
-    are left to ``OAUTH2_PROVIDER["ALLOWED_REDIRECT_URI_SCHEMES"]``."""
-    if not isinstance(uri, str):
-        return True  # django-oauth-toolkit refuses it
-    try:
-        parts = urlsplit(uri)
-        host = parts.hostname
-    except ValueError:
-        return True  # likewise
-    return parts.scheme.lower() != "http" or host in _LOOPBACK
-
-
-def _values(data: dict[str, Any], key: str, default: list[str]) -> list[Any] | None:
-    value = data.get(key, default)
-    return value if isinstance(value, list) else None
-
-
-@method_decorator(csrf_exempt, name="dispatch")
-class RegistrationView(DynamicClientRegistrationView):  # type: ignore[misc]
-    """django-oauth-toolkit's RFC 7591 registration endpoint, for the authorization code
-    grant only: a client registering ``client_credentials``, ``password``, ``implicit``
-    or a response type other than ``code`` is refused with ``invalid_client_metadata``
-    (RFC 7591 §3.2.2), as is a body that is not a JSON object; an ``http`` redirect URI
-    not on a loopback address with ``invalid_redirect_uri`` (native hosts listen on
-    127.0.0.1, RFC 8252 §7.3; everything else is https, RFC 9700 §2.1)."""
-
-    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if len(request.body) > MAX_REGISTRATION_BYTES:
-            return _registration_error("The registration request is too large.")
-        try:
-            data = json.loads(request.body)
-        except ValueError:
-            return _registration_error("Send the client metadata as a JSON object.")
-        if not isinstance(data, dict):
-            return _registration_error("Send the client metadata as a JSON object.")
-        grant_types = _values(data, "grant_types", ["authorization_code"])
-        if grant_types is None or not set(grant_types) <= GRANT_TYPES:
-            return _registration_error(
-                "grant_types may hold only authorization_code and refresh_token."
-            )
-        if "authorization_code" not in grant_types:
-            return _registration_error("grant_types must hold authorization_code.")
-        response_types = _values(data, "response_types", ["code"])
-        if response_types is None or not set(response_types) <= RESPONSE_TYPES:
-            return _registration_error("response_types may hold only code.")
-        uris = data.get("redirect_uris")
-        if isinstance(uris, list) and not all(_https_or_loopback(uri) for uri in uris):
-            return _registration_error(
-                "A redirect URI is https, or http on a loopback address (RFC 8252 §7.3).",
-                error="invalid_redirect_uri",
-            )
-        response: HttpResponse = super().post(request, *args, **kwargs)
-        response["Cache-Control"] = "no-store"
-        return response
-
-
 @method_decorator(csrf_exempt, name="dispatch")
 class TokenView(dot_views.TokenView):  # type: ignore[misc]
     """django-oauth-toolkit's token endpoint; every answer ``application/json`` (RFC 6749
-    §5.1, §5.2: its ``invalid_target`` errors came as ``text/html``) and never stored."""
+    §5.1, §5.2: its ``invalid_target`` errors came as ``text/html``) and never stored;
+    rate-limited per client address (``OAUTH_THROTTLE_RATES["token"]``): a wrong
+    confidential client secret costs a password hash."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        limited = throttled(request, "token")
+        if limited is not None:
+            return limited
         response: HttpResponse = super().post(request, *args, **kwargs)
         if response.content[:1] == b"{":
             response["Content-Type"] = "application/json"
@@ -172,13 +114,13 @@ def authorization_server_urls(prefix: str = "o/") -> list[URLResolver]:
         raise ValueError("prefix is a path without leading slash, ending with one: 'o/'.")
     metadata = dot_views.OAuthServerMetadataView.as_view()
     patterns = [
-        path(f"{prefix}authorize/", dot_views.AuthorizationView.as_view(), name="authorize"),
+        path(f"{prefix}authorize/", AuthorizationView.as_view(), name="authorize"),
         path(f"{prefix}token/", TokenView.as_view(), name="token"),
         path(f"{prefix}revoke_token/", dot_views.RevokeTokenView.as_view(), name="revoke-token"),
         path(f"{prefix}register/", RegistrationView.as_view(), name="dcr-register"),
         path(
             f"{prefix}register/<str:client_id>/",
-            DynamicClientRegistrationManagementView.as_view(),
+            RegistrationManagementView.as_view(),
             name="dcr-register-management",
         ),
         # The issuer (and RFC 9207's `iss`) is derived from this one's URL: origin + /o.
@@ -208,6 +150,18 @@ class OAuth2Authentication(_DotAuthentication):  # type: ignore[misc]
     it is configured to issue JWTs or to introspect tokens of another server, RFC
     7662); a token without a user (``client_credentials``) is not a caller, nor is
     one of a deactivated user.
+
+    **Scopes mean the same on every face.** In ``DEFAULT_AUTHENTICATION_CLASSES`` (the
+    REST face, HAL-FORMS), a token's scopes narrow what it may do as they do on MCP: a
+    safe method (``GET``, ``HEAD``, ``OPTIONS``) needs ``MCP_READ_SCOPE``, any other
+    (a transition, a create, an edit) ``MCP_WRITE_SCOPE`` too. Enforcing
+    rather than refusing OAuth tokens outside MCP keeps one meaning for a scope (an
+    ``mcp:read`` token reads, wherever it is presented) and lets a project give its
+    OAuth clients the REST face on purpose. A token short of a scope is no credential
+    for that request: 401, as the REST face answers every request without valid
+    credentials; a token bound to the
+    MCP endpoint (RFC
+    8707, as MCP clients ask for) is refused elsewhere anyway.
     """
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
@@ -232,12 +186,96 @@ class OAuth2Authentication(_DotAuthentication):  # type: ignore[misc]
         # A deactivated user's tokens stop working, as simplejwt's and DRF's do (and as
         # the login page refuses them); django-oauth-toolkit does not look.
         if valid and user is not None and getattr(user, "is_active", True):
-            return user, oauth_request.access_token
+            missing = _missing_scopes(django_request, request.method, oauth_request.access_token)
+            if not missing:
+                return user, oauth_request.access_token
+            # Not a caller for this request: the 401's challenge says what it lacks.
+            oauth_request.oauth2_error = {
+                "error": "insufficient_scope",
+                "error_description": f"This request needs the scope {' '.join(missing)}.",
+            }
+            valid = False
         if valid:
             oauth_request.oauth2_error = {"error": "invalid_token"}
         # For authenticate_header, as django-oauth-toolkit keeps it.
         request.oauth2_error = getattr(oauth_request, "oauth2_error", {})  # type: ignore[attr-defined]
         return None
+
+
+def _active(user: Any) -> bool:
+    return user is not None and bool(getattr(user, "is_active", True))
+
+
+def _checksum(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def _record_exchange(code: str, client: Any, access: str | None) -> None:
+    """Remember what ``code`` was exchanged for, until the tokens could have expired."""
+    access_token = (
+        get_access_token_model().objects.filter(token_checksum=_checksum(access)).first()
+        if access
+        else None
+    )
+    refresh = (
+        get_refresh_token_model().objects.filter(access_token=access_token).first()
+        if access_token is not None
+        else None
+    )
+    lifetime = oauth2_settings.REFRESH_TOKEN_EXPIRE_SECONDS or (
+        oauth2_settings.ACCESS_TOKEN_EXPIRE_SECONDS
+    )
+    if isinstance(lifetime, timedelta):
+        lifetime = lifetime.total_seconds()
+    OAuthCodeExchange.objects.update_or_create(
+        code_checksum=_checksum(code),
+        defaults={
+            "application_id": client.pk,
+            "token_family": getattr(refresh, "token_family", None),
+            "access_token_id": getattr(access_token, "pk", None),
+            "expires_at": timezone.now()
+            + timedelta(seconds=float(lifetime) + oauth2_settings.ACCESS_TOKEN_EXPIRE_SECONDS),
+        },
+    )
+
+
+def _revoke_exchange(code: str, client: Any) -> None:
+    if not isinstance(code, str) or client is None:
+        return
+    exchange = OAuthCodeExchange.objects.filter(
+        code_checksum=_checksum(code), application_id=client.pk
+    ).first()
+    if exchange is None:
+        return
+    log.warning("A used authorization code was presented again: revoking its tokens.")
+    if exchange.token_family is not None:
+        get_refresh_token_model().revoke_family(exchange.token_family)
+    if exchange.access_token_id is not None:
+        access = get_access_token_model().objects.filter(pk=exchange.access_token_id).first()
+        if access is not None:
+            revoke_access_token(access)
+
+
+def _mcp_endpoint(request: HttpRequest) -> bool:
+    match = getattr(request, "resolver_match", None)
+    view_class = getattr(getattr(match, "func", None), "view_class", None)
+    return bool(getattr(view_class, MARKER, False))
+
+
+def _missing_scopes(request: HttpRequest, method: str | None, token: Any) -> list[str]:
+    """Outside the MCP endpoints, a token's scopes mean what they mean there: the read
+    scope to read (a safe method: GET, HEAD, OPTIONS), the write scope too for anything
+    else (a transition, a create) — as a tool that is not read-only needs it on MCP.
+    The MCP endpoints check per tool call (affordances.mcp.authorization)."""
+    if _mcp_endpoint(request):
+        return []
+    scopes = granted_scopes(token)
+    if scopes is None:
+        return []
+    needed = [settings.MCP_READ_SCOPE]
+    if (method or "GET").upper() not in SAFE_METHODS:
+        needed.append(settings.MCP_WRITE_SCOPE)
+    return [scope for scope in needed if scope is not None and scope not in scopes]
 
 
 def _text(value: Any, max_length: int | None = None) -> bool:
@@ -270,6 +308,35 @@ class OAuth2Validator(_DotValidator):  # type: ignore[misc]
 
     introspection_timeout: float = 5.0
 
+    # --- issuing: a person ends every session they started ----------------------------
+
+    def validate_refresh_token(
+        self, refresh_token: str, client: Any, request: Any, *args: Any, **kwargs: Any
+    ) -> bool:
+        """django-oauth-toolkit's check, and a deactivated user's refresh token is
+        ``invalid_grant`` (it did not look: a deactivated user kept minting tokens)."""
+        valid = bool(
+            super().validate_refresh_token(refresh_token, client, request, *args, **kwargs)
+        )
+        return valid and _active(request.user)
+
+    def validate_code(
+        self, client_id: str, code: str, client: Any, request: Any, *args: Any, **kwargs: Any
+    ) -> bool:
+        """django-oauth-toolkit's check; a deactivated user's code is refused; and a code
+        presented again revokes what it was exchanged for (RFC 6749 §4.1.2: whoever
+        replays it may hold the tokens too)."""
+        if super().validate_code(client_id, code, client, request, *args, **kwargs):
+            return _active(request.user)
+        _revoke_exchange(code, client)
+        return False
+
+    def _save_bearer_token(self, token: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+        saved = super()._save_bearer_token(token, request, *args, **kwargs)
+        if request.grant_type == "authorization_code" and getattr(request, "code", None):
+            _record_exchange(request.code, request.client, token.get("access_token"))
+        return saved
+
     def _get_token_from_authentication_server(
         self,
         token: str,
@@ -289,6 +356,9 @@ class OAuth2Validator(_DotValidator):  # type: ignore[misc]
         )
         if username is not None and not (username and _text(username, max_length)):
             return self._malformed("username", username)
+        sub = content.get("sub")
+        if sub is not None and not (sub and _text(sub, identities.MAX_LENGTH)):
+            return self._malformed("sub", sub)
         scope = content.get("scope", "")
         if not _text(scope):
             return self._malformed("scope", scope)
@@ -310,9 +380,16 @@ class OAuth2Validator(_DotValidator):  # type: ignore[misc]
                 return self._malformed("exp", exp)
         if not django_settings.USE_TZ:
             expires = timezone.make_naive(expires, UTC)
-        # As django-oauth-toolkit's: the user found (or created, without permissions) by
-        # username through its hook; none for a token without one (client credentials).
-        user = self.get_or_create_user_from_content(content) if username else None
+        # The local user linked to (issuer, subject), never one found by the name the
+        # other server sends (affordances.mcp.identities); none for a token without a
+        # subject (client credentials), which is no caller.
+        user = None
+        subject = identities.subject_of(content)
+        if subject is not None:
+            issuer = identities.issuer_of(content, introspection_url)
+            user = identities.local_user(issuer, subject, content)
+            if user is None:
+                return None
         access_token, _created = get_access_token_model().objects.update_or_create(
             token_checksum=hashlib.sha256(token.encode("utf-8")).hexdigest(),
             defaults={

@@ -324,3 +324,73 @@ def test_the_forging_helper_signs_tokens_the_project_accepts(demo: Demo) -> None
     fine = forge(AccessToken.for_user(user), "note", "anything")
     assert_accepted_everywhere(fine)
     assert refresh(forge(RefreshToken.for_user(user), "note", "anything")).status_code == 200
+
+
+# --- issue 50 (O1, O6): the same rule for the OAuth tokens of /o/ ------------------------
+
+
+def _oauth_pair(username: str = "support") -> tuple[str, str, str]:
+    """An access and a refresh token of the demo's authorization server (as /o/token/
+    stores them), bound to /mcp; and the public client's id."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from oauth2_provider.models import (
+        get_access_token_model,
+        get_application_model,
+        get_refresh_token_model,
+        set_token_value,
+    )
+
+    user = get_user_model().objects.get(username=username)
+    app = get_application_model().objects.create(
+        name="host",
+        client_type="public",
+        authorization_grant_type="authorization-code",
+        redirect_uris="http://127.0.0.1:9/callback",
+    )
+    access = get_access_token_model()(
+        user=user,
+        application=app,
+        scope="mcp:read mcp:write",
+        expires=timezone.now() + timedelta(hours=1),
+        resource=["http://testserver/mcp"],
+    )
+    set_token_value(access, f"oauth-access-of-{username}")
+    access.save()
+    refresh_token = get_refresh_token_model()(
+        user=user, application=app, access_token=access, resource=access.resource
+    )
+    set_token_value(refresh_token, f"oauth-refresh-of-{username}")
+    refresh_token.save()
+    return f"oauth-access-of-{username}", f"oauth-refresh-of-{username}", app.client_id
+
+
+def _oauth_refresh(client_id: str, token: str) -> Any:
+    return APIClient().post(
+        "/o/token/", {"grant_type": "refresh_token", "refresh_token": token, "client_id": client_id}
+    )
+
+
+@pytest.mark.parametrize("how", ["password", "deactivation"])
+def test_a_password_change_or_deactivation_ends_the_oauth_sessions_too(
+    demo: Demo, how: str
+) -> None:
+    access, refresh_token, client_id = _oauth_pair()
+    assert mcp(access).status_code == 200
+    user = get_user_model().objects.get(username="support")
+    if how == "password":
+        user.set_password(NEW_PASSWORD)
+    else:
+        user.is_active = False
+    user.save()
+
+    answer = mcp(access)
+    assert answer.status_code == 401 and answer.json() == MCP_UNAUTHORIZED
+    refused = _oauth_refresh(client_id, refresh_token)
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+    # Reactivated, the old sessions stay ended.
+    user.is_active = True
+    user.save()
+    assert mcp(access).status_code == 401
+    assert _oauth_refresh(client_id, refresh_token).status_code == 400
