@@ -44,6 +44,7 @@ __all__ = [
     "argument_fields",
     "flatten_errors",
     "input_context",
+    "narrow_related",
     "schema_errors",
     "validate_arguments",
 ]
@@ -231,6 +232,12 @@ class ActingRequest:
         self._request = request
         self.user = user
 
+    @property
+    def face_request(self) -> Any:
+        """The face's own request, or None for a run from code: what the registration's
+        ``QUERYSET`` is given."""
+        return self._request
+
     def __getattr__(self, name: str) -> Any:
         if self._request is None:
             raise AttributeError(f"{name}: this run has no request (perform() from code)")
@@ -259,10 +266,11 @@ def _related_fields(serializer: serializers.Serializer[Any]) -> Iterator[Any]:
             yield child
 
 
-def _narrow_related(serializer: serializers.Serializer[Any], user: Any) -> None:
+def narrow_related(serializer: serializers.Serializer[Any], user: Any, request: Any) -> None:
     """Each related field of a registered model finds only what ``user`` may see (the
-    registration's ``QUERYSET``): an object hidden from the caller is refused exactly as
-    a missing one. The fields are the serializer instance's own copies."""
+    registration's ``QUERYSET``, given the face's ``request``): an object hidden from the
+    caller is refused exactly as a missing one. The fields are the serializer instance's
+    own copies (an input's form, in the browsable API, offers no other object either)."""
     catalog = get_catalog()
     for field in _related_fields(serializer):
         # Through the field's own get_queryset(), with this serializer's context, as DRF
@@ -272,7 +280,8 @@ def _narrow_related(serializer: serializers.Serializer[Any], user: Any) -> None:
             continue
         resource = catalog.resource_for(queryset.model)
         if resource is not None:
-            narrowed = queryset.filter(pk__in=visible(resource, user).values("pk"))
+            seen = visible(resource, user, request=request)
+            narrowed = queryset.filter(pk__in=seen.values("pk"))
             field.queryset = narrowed
             field.get_queryset = narrowed.all
 
@@ -320,7 +329,9 @@ def validate_arguments(
     if unsearchable:  # validated without them: their own message, and no lookup
         data = {name: value for name, value in arguments.items() if name not in unsearchable}
         serializer = input_class(data=data, context=dict(context))
-    _narrow_related(serializer, context.get("user"))
+    acting = context.get("request")
+    request = acting.face_request if isinstance(acting, ActingRequest) else acting
+    narrow_related(serializer, context.get("user"), request)
     if not serializer.is_valid():
         errors.update(flatten_errors(serializer.errors))
     errors.update(unsearchable)

@@ -36,6 +36,7 @@ from affordances.operations import Operation
 from affordances.preview import document as preview_document
 from affordances.problems import Problem
 from affordances.resources import Resource
+from affordances.vocabulary import VERSION_STRING, parse_version
 
 __all__ = [
     "VERSION_STRING",
@@ -53,53 +54,12 @@ logger = logging.getLogger(__name__)
 
 Represent = Callable[[models.Model], dict[str, Any]]
 
-_MAX_BIGINT = 2**63 - 1
-
 
 @dataclass(frozen=True)
 class Outcome:
     status: int
     body: dict[str, Any]
     replayed: bool = False
-
-
-def _at_most(limit: int) -> str:
-    """A regular expression for the decimal numbers from 1 to ``limit``, leading zeros
-    allowed: shorter numbers, then each digit below the limit's at each position."""
-    digits = str(limit)
-    size = len(digits)
-    branches = [f"[1-9][0-9]{{0,{size - 2}}}"] if size > 1 else []
-    for position, digit in enumerate(digits):
-        low = "1" if position == 0 else "0"
-        if int(digit) > int(low):
-            rest = size - position - 1
-            tail = f"[0-9]{{{rest}}}" if rest else ""
-            branches.append(f"{digits[:position]}[{low}-{int(digit) - 1}]{tail}")
-    branches.append(digits)
-    return "0*(?:" + "|".join(branches) + ")"
-
-
-# A version sent as a string (HAL-FORMS' hidden value, a form field): ASCII digits, no
-# sign, space or "*" (If-Match has its own syntax), at most a bigint, as a JSON integer.
-VERSION_STRING = _at_most(_MAX_BIGINT)
-_VERSION_STRING = re.compile(VERSION_STRING)
-
-
-def parse_version(value: Any, *, name: str = "expectedVersion") -> int | None:
-    """An expected version from JSON (an integer) or HAL-FORMS and forms (a string)."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise Problem.validation({name: ["Must be an integer version."]})
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, str) and _VERSION_STRING.fullmatch(value):
-        number = int(value)
-    else:
-        raise Problem.validation({name: ["Must be an integer version."]})
-    if not 1 <= number <= _MAX_BIGINT:
-        raise Problem.validation({name: ["Must be a positive version."]})
-    return number
 
 
 def _locked(queryset: models.QuerySet[Any]) -> models.QuerySet[Any]:
@@ -127,7 +87,8 @@ def perform(
     back; the answer is :func:`affordances.preview.document` — nothing is kept (no
     audit record, no idempotency claim; docs/protocol.md#previews).
 
-    ``request`` (the face's, if it has one) reaches the input serializer's context.
+    ``request`` (the face's, if it has one) reaches the registration's ``QUERYSET`` (a
+    function of the user and the request) and the input serializer's context.
     A transition method with a ``by`` parameter receives ``user`` as ``by=``.
     """
     if not operation.is_transition:
@@ -146,7 +107,10 @@ def perform(
     pk = resource.parse_pk(pk)
     if not operation.permits(user):
         raise Problem.not_found()
-    if idempotency_key is not None and not reads.visible(resource, user).filter(pk=pk).exists():
+    if (
+        idempotency_key is not None
+        and not reads.visible(resource, user, request=request).filter(pk=pk).exists()
+    ):
         raise Problem.not_found()
 
     bound_id = arguments.pop(resource.id_argument, None)
@@ -184,7 +148,7 @@ def perform(
     except Problem as problem:
         if problem.wants_current:
             # Rendered after the rollback: the object as it really is now.
-            current = reads.one(reads.visible(resource, user), pk)
+            current = reads.one(reads.visible(resource, user, request=request), pk)
             problem.current = represent(current) if current is not None else None
         raise
     return outcome
@@ -206,7 +170,7 @@ def _run(
     preview: bool = False,
 ) -> Outcome:
     resource = operation.resource
-    instance = reads.one(_locked(reads.visible(resource, user)), pk)
+    instance = reads.one(_locked(reads.visible(resource, user, request=request)), pk)
     if instance is None:
         raise Problem.not_found()
 
@@ -491,13 +455,16 @@ def _check_via(via: Any) -> None:
         )
 
 
-def visible_locked(resource: Resource, user: Any, pks: Iterable[Any]) -> list[models.Model]:
-    """The objects among ``pks`` that ``user`` may see, their rows locked until the
-    surrounding transaction ends (a face's own write, such as the admin's delete, decides
-    on the objects as they are now, not as they were read)."""
+def visible_locked(
+    resource: Resource, user: Any, pks: Iterable[Any], *, request: Any = None
+) -> list[models.Model]:
+    """The objects among ``pks`` that ``user`` may see (``request``: the face's, for the
+    registration's ``QUERYSET``), their rows locked until the surrounding transaction ends
+    (a face's own write, such as the admin's delete, decides on the objects as they are
+    now, not as they were read)."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("visible_locked() must run inside a transaction.")
-    return list(_locked(reads.visible(resource, user)).filter(pk__in=pks))
+    return list(_locked(reads.visible(resource, user, request=request)).filter(pk__in=pks))
 
 
 def perform_edit(
@@ -508,6 +475,7 @@ def perform_edit(
     changes: Mapping[str, Any],
     via: str,
     editable: Callable[[models.Model], Collection[str]] | None = None,
+    request: Any = None,
 ) -> models.Model:
     """Change plain fields of one object: the row locked, the version bumped, one audit record.
 
@@ -515,7 +483,8 @@ def perform_edit(
     field are refused — states change only through operations. ``editable(instance)``
     names the fields that may change for the object as it is under the lock (a rule may
     depend on a field only in some states); a change to any other is refused. With
-    nothing really changed, nothing is written. Returns the saved object.
+    nothing really changed, nothing is written. ``request``: the face's, for the
+    registration's ``QUERYSET``. Returns the saved object.
     """
     _check_via(via)
     forbidden = {resource.version_field, *(field.name for field in resource.fsm_fields)}
@@ -528,7 +497,9 @@ def perform_edit(
         )
     pk = resource.parse_pk(pk)
     with _run_transaction():
-        instance: models.Model | None = reads.one(_locked(reads.visible(resource, user)), pk)
+        instance: models.Model | None = reads.one(
+            _locked(reads.visible(resource, user, request=request)), pk
+        )
         if instance is None:
             raise Problem.not_found()
         changed = sorted(

@@ -54,6 +54,7 @@ from affordances.conf import settings
 from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, OperationSpec
 from affordances.resources import Resource
 from affordances.schemas import filter_schema, nullable, serializer_schema
+from affordances.vocabulary import DIALECT, version_schema
 
 __all__ = [
     "ACTOR_PARAMETER",
@@ -272,8 +273,10 @@ class Operation:
 
     @property
     def confirmation_required(self) -> bool:
-        """Whether the faces ask the person before it runs (``@operation(confirm=True)``)."""
-        return self.spec is not None and self.spec.confirm
+        """Whether the faces ask the person before it runs: ``@operation(confirm=True)``,
+        unless ``AFFORDANCES["CONFIRMATIONS"]`` is off (no person to ask). The one rule the
+        catalog, the affordance entries, MCP and the admin read."""
+        return self.spec is not None and self.spec.confirm and settings.CONFIRMATIONS
 
     @property
     def is_transition(self) -> bool:
@@ -398,17 +401,13 @@ def _transition_input_schema(resource: Resource, spec: OperationSpec) -> dict[st
             "description": f"The id of the {resource.verbose_name}.",
         },
         **dict(arguments.get("properties", {})),
-        "expectedVersion": {
-            "type": "integer",
-            "minimum": 1,
-            "description": (
-                f"The {resource.verbose_name}'s version you acted on (its validForVersion); "
-                "a stale version is refused with stale_version."
-            ),
-        },
+        "expectedVersion": version_schema(
+            f"The {resource.verbose_name}'s version you acted on (its validForVersion); "
+            "a stale version is refused with stale_version."
+        ),
     }
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$schema": DIALECT,
         "type": "object",
         "properties": properties,
         "required": [resource.id_argument, *arguments.get("required", [])],
@@ -449,7 +448,7 @@ def _list_input_schema(resource: Resource) -> dict[str, Any]:
         "description": f"Items per page (default {resource.page_size}).",
     }
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$schema": DIALECT,
         "type": "object",
         "properties": properties,
         "additionalProperties": False,
@@ -483,7 +482,7 @@ def _read_operations(resource: Resource) -> list[Operation]:
         kind=Kind.READ,
         http_method="GET",
         input_schema={
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$schema": DIALECT,
             "type": "object",
             "properties": {
                 resource.id_argument: {
@@ -612,7 +611,7 @@ def _create_operations(resource: Resource) -> list[Operation]:
                 kind=Kind.CREATE,
                 http_method="POST",
                 input_schema={
-                    "$schema": "https://json-schema.org/draft/2020-12/schema",
+                    "$schema": DIALECT,
                     **arguments,
                 },
                 output_schema=item,

@@ -44,6 +44,9 @@ class ProblemCode(StrEnum):
     NOT_ACCEPTABLE = "not_acceptable"
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
     THROTTLED = "throttled"
+    # docs/protocol.md#confirmations: the person must be asked (or was, and said no).
+    CONFIRMATION_REQUIRED = "confirmation_required"
+    CONFIRMATION_DECLINED = "confirmation_declined"
     ERROR = "error"
 
 
@@ -64,6 +67,8 @@ _TITLES: dict[ProblemCode, str] = {
     ProblemCode.NOT_ACCEPTABLE: "Not acceptable",
     ProblemCode.UNSUPPORTED_MEDIA_TYPE: "Unsupported media type",
     ProblemCode.THROTTLED: "Too many requests",
+    ProblemCode.CONFIRMATION_REQUIRED: "Confirmation required",
+    ProblemCode.CONFIRMATION_DECLINED: "Confirmation declined",
     ProblemCode.ERROR: "Error",
 }
 
@@ -213,7 +218,8 @@ PROBLEM_SCHEMA: dict[str, Any] = {
             "description": (
                 "not_found, stale_version, operation_not_available, validation_error, "
                 "malformed_request, idempotency_key_reused, idempotency_key_in_use, "
-                "transition_failed or lock_timeout (retry shortly)."
+                "transition_failed, lock_timeout (retry shortly), confirmation_required "
+                "(the person must be asked first) or confirmation_declined (they said no)."
             ),
         },
         "detail": {"type": "string"},

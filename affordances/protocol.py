@@ -23,11 +23,11 @@ from typing import Any
 from affordances.entries import Shape, list_schemas
 from affordances.operations import Kind
 from affordances.preview import PREVIEW_SCHEMA
+from affordances.vocabulary import DIALECT
 
 __all__ = ["PROTOCOL_VERSION", "SCHEMA_NAMES", "protocol_schema", "protocol_schemas", "schema_text"]
 
 PROTOCOL_VERSION = "1"
-DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 # urn:{namespace}:operation:{name with _ as -}:v{N}; the namespace as NAMESPACE allows it.
 OPERATION_URN = (

@@ -41,12 +41,14 @@ class Page:
         return self.number > 1
 
 
-def visible(resource: Resource, user: Any) -> models.QuerySet[Any]:
-    """The objects ``user`` may see, in the registration's order."""
+def visible(resource: Resource, user: Any, *, request: Any = None) -> models.QuerySet[Any]:
+    """The objects ``user`` may see, in the registration's order: its ``QUERYSET``, given
+    ``request`` (the face's; None without one) when it takes it. Every face passes its
+    request, so the registration decides once what each face shows and acts on."""
     # Before the project's QUERYSET, which may ask has_perm: the request's permissions
     # then come from the shared cache, not from ModelBackend's two queries.
     capabilities.prime(user)
-    return resource.scoped(user).order_by(*resource.ordering)
+    return resource.scoped(user, request).order_by(*resource.ordering)
 
 
 def one(queryset: models.QuerySet[Any], pk: Any) -> Any:
@@ -60,9 +62,11 @@ def one(queryset: models.QuerySet[Any], pk: Any) -> Any:
     return next(iter(narrowed[:1]), None)
 
 
-def find(resource: Resource, user: Any, pk: Any) -> models.Model:
+def find(resource: Resource, user: Any, pk: Any, *, request: Any = None) -> models.Model:
     """The object ``pk`` if ``user`` may see it; hidden and missing are both not_found."""
-    instance: models.Model | None = one(visible(resource, user), resource.parse_pk(pk))
+    instance: models.Model | None = one(
+        visible(resource, user, request=request), resource.parse_pk(pk)
+    )
     if instance is None:
         raise Problem.not_found()
     return instance
@@ -72,7 +76,7 @@ def filtered(
     resource: Resource, user: Any, filters: Mapping[str, Any], *, request: Any = None
 ) -> models.QuerySet[Any]:
     """:func:`visible`, narrowed by the registration's ``FILTERSET`` (unknown keys ignored)."""
-    queryset = visible(resource, user)
+    queryset = visible(resource, user, request=request)
     if resource.filterset_class is None:
         return queryset
     # JSON values (an MCP call's 1, true) read as the query string's "1", "true".

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import re
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from django.apps import apps
-from django.core.exceptions import ImproperlyConfigured, ValidationError
+from django.core.exceptions import ImproperlyConfigured
 from django.db import models
 from django.utils import translation
 from django.utils.module_loading import import_string
 from django_fsm import FSMFieldMixin
 
 from affordances.conf import IDENTIFIER, ModelOptions, settings
-from affordances.problems import Problem
+from affordances.vocabulary import is_integer_key, key_schema, parse_key
 
 __all__ = ["Resource", "camel", "registered_resources"]
-
-_MAX_BIGINT = 2**63 - 1
 
 
 def _untranslated(text: Any) -> str:
@@ -100,14 +98,33 @@ class Resource:
         return import_string(self.options.filterset) if self.options.filterset else None
 
     @cached_property
-    def _queryset_function(self) -> Callable[[Any], models.QuerySet[Any]] | None:
+    def _queryset_function(self) -> Callable[..., models.QuerySet[Any]] | None:
         return import_string(self.options.queryset) if self.options.queryset else None
 
-    def scoped(self, user: Any) -> models.QuerySet[Any]:
-        """The registered ``QUERYSET`` for this user, unordered; read it through
+    @cached_property
+    def _queryset_takes_request(self) -> bool:
+        """Whether ``QUERYSET`` is ``(user, request)`` rather than ``(user)``: read from its
+        signature once (a callable whose signature cannot be read is given the user only)."""
+        function = self._queryset_function
+        if function is None:
+            return False
+        try:
+            parameters = inspect.signature(function).parameters.values()
+        except (TypeError, ValueError):
+            return False
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters) or (
+            sum(p.kind in positional for p in parameters) >= 2
+        )
+
+    def scoped(self, user: Any, request: Any = None) -> models.QuerySet[Any]:
+        """The registered ``QUERYSET`` for this user (and the face's request, to a function
+        that takes one: None where there is none, e.g. ``perform()`` from code), unordered.
+        The one place a project narrows what a caller may see; read it through
         :func:`affordances.reads.visible`, which every face uses."""
-        if self._queryset_function is not None:
-            return self._queryset_function(user)
+        function = self._queryset_function
+        if function is not None:
+            return function(user, request) if self._queryset_takes_request else function(user)
         if not getattr(user, "is_authenticated", False):
             return self.model._default_manager.none()
         return self.model._default_manager.all()
@@ -136,83 +153,18 @@ class Resource:
         return self.options.max_page_size or int(settings.MAX_PAGE_SIZE)
 
     def parse_pk(self, value: Any) -> Any:
-        """A primary key from a URL or JSON (or in its Python type), or ``not_found`` —
-        never a database error, whatever the key field.
-
-        Only the canonical spelling of an integer id names an object (``"1"`` from a
-        URL, ``1`` from JSON; not ``" 1"``, ``1.0`` or ``True``); beyond a bigint the
-        database would raise instead of finding nothing. Other keys are read by the key
-        field's own ``to_python`` (a ``UUIDField`` takes a ``uuid.UUID`` or its
-        hyphenated text, in either case); text with control characters (a NUL cannot
-        reach PostgreSQL) or longer than the field is no key.
-        """
-        if self.pk_is_integer:
-            return _integer_key(value)
-        field = self.model._meta.pk
-        assert field is not None
-        if isinstance(value, bool) or value is None or value == "":
-            raise Problem.not_found()
-        if isinstance(value, str) and (_CONTROL.search(value) or len(value) > _MAX_KEY_TEXT):
-            raise Problem.not_found()
-        try:
-            key = field.to_python(value)
-        except (ValidationError, TypeError, ValueError, OverflowError):
-            raise Problem.not_found() from None
-        if isinstance(field, models.UUIDField):
-            # One spelling per object: the hyphenated form (not braces, URNs or bare hex).
-            if isinstance(value, str) and str(key) != value.lower():
-                raise Problem.not_found()
-            return key
-        if isinstance(key, str):
-            limit = getattr(field, "max_length", None)
-            if key == "" or (limit is not None and len(key) > limit):
-                raise Problem.not_found()
-        return key
+        """A key of this model from a URL or JSON, or ``not_found``
+        (:func:`affordances.vocabulary.parse_key`)."""
+        return parse_key(self.model, value)
 
     @cached_property
     def pk_is_integer(self) -> bool:
-        return isinstance(
-            self.model._meta.pk, models.AutoField | models.BigAutoField | models.IntegerField
-        )
+        return is_integer_key(self.model)
 
     @cached_property
     def id_schema(self) -> dict[str, Any]:
-        """The JSON Schema of the id argument, from the key field."""
-        field = self.model._meta.pk
-        if self.pk_is_integer:
-            # Ids beyond a bigint are refused as not_found when parsed.
-            return {"type": "integer", "minimum": 1}
-        if isinstance(field, models.UUIDField):
-            return {"type": "string", "format": "uuid"}
-        schema: dict[str, Any] = {"type": "string", "minLength": 1}
-        limit = getattr(field, "max_length", None)
-        if limit is not None:
-            schema["maxLength"] = limit
-        return schema
-
-
-# What no key holds: C0 controls and DEL (PostgreSQL refuses a NUL in text).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# Longer text is no key of any field a database indexes; not worth parsing.
-_MAX_KEY_TEXT = 1024
-
-
-def _integer_key(value: Any) -> int:
-    if isinstance(value, bool):
-        raise Problem.not_found()
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)  # JSON Schema's integer: 1.0 is 1
-    if isinstance(value, int):
-        number = value
-    elif isinstance(value, str) and value.isascii() and value.isdigit():
-        number = int(value)
-        if str(number) != value:
-            raise Problem.not_found()
-    else:
-        raise Problem.not_found()
-    if not 1 <= number <= _MAX_BIGINT:
-        raise Problem.not_found()
-    return number
+        """The JSON Schema of the id argument (:func:`affordances.vocabulary.key_schema`)."""
+        return key_schema(self.model)
 
 
 def registered_resources() -> tuple[Resource, ...]:

@@ -17,6 +17,7 @@ from django.urls import (
     NoReverseMatch,
     Resolver404,
     ResolverMatch,
+    URLResolver,
     get_resolver,
     get_script_prefix,
     get_urlconf,
@@ -47,9 +48,13 @@ __all__ = [
     "is_detail",
     "list_path",
     "local_name",
+    "mount",
+    "mounts",
     "name",
     "operation_path",
+    "outer_kwargs",
     "path_or_none",
+    "reverse_app",
     "target_template",
     "template",
 ]
@@ -78,22 +83,121 @@ def local_name(basename: str, action: str) -> str:
     return f"{basename}-{action}"
 
 
-def name(basename: str, action: str) -> str:
-    """The same route's name as reversed (namespaced)."""
-    return f"{NAMESPACE}:{local_name(basename, action)}"
+def name(basename: str, action: str, request: Any = None) -> str:
+    """The same route's name as reversed: in the namespace, where the project mounted
+    it (:func:`mount`)."""
+    return f"{mount(request)}:{local_name(basename, action)}"
 
 
-def path_or_none(route: str, **kwargs: Any) -> str | None:
+# What the router's own routes capture (the lookup, DRF's format suffix): any other
+# keyword of a matched route is captured by the patterns the project included them under.
+_OWN_KWARGS = frozenset({"pk", "format"})
+
+
+def _through_app(request: Any) -> Any:
+    """The request's resolved URL when it came through one of the app's routes."""
+    match = getattr(request, "resolver_match", None) if request is not None else None
+    if match is None or NAMESPACE not in getattr(match, "app_names", ()):
+        return None
+    return match
+
+
+def mounts() -> list[tuple[str, frozenset[str]]]:
+    """Every place the URLconf includes the app's routes (a ResourceRouter's URLs), in
+    its order: the namespace path they are reversed in — ``affordances`` at the top or
+    under includes without a namespace, ``v1:affordances`` under the instance namespace
+    ``v1`` (a versioned API; DRF's ``NamespaceVersioning``) — and the keywords the
+    patterns above them capture (``version``: DRF's ``URLPathVersioning``)."""
+    resolver = get_resolver(get_urlconf())
+    known = _mounts.get(resolver)
+    if known is None:
+        found: list[tuple[str, frozenset[str]]] = []
+        _walk(resolver, [], frozenset(), found, depth=0)
+        if len(_mounts) >= 16:
+            _mounts.clear()
+        known = _mounts[resolver] = found
+    return known
+
+
+_mounts: dict[Any, list[tuple[str, frozenset[str]]]] = {}
+registry.derived(_mounts.clear)
+
+
+def _walk(
+    resolver: Any,
+    path: list[str],
+    captured: frozenset[str],
+    found: list[tuple[str, frozenset[str]]],
+    *,
+    depth: int,
+) -> None:
+    if depth > 32:  # an include of itself: Django's own resolver would recurse too
+        return
+    for pattern in resolver.url_patterns:
+        if not isinstance(pattern, URLResolver):
+            continue
+        inner = [*path, pattern.namespace] if pattern.namespace else path
+        keywords = captured | frozenset(pattern.pattern.regex.groupindex)
+        if pattern.app_name == NAMESPACE:
+            found.append((":".join(inner), keywords))
+            continue
+        _walk(pattern, inner, keywords, found, depth=depth + 1)
+
+
+def mount(request: Any = None) -> str:
+    """The namespace path the app's routes are reversed in: the request's own when it
+    came through them (a target follows the version it was asked in), else the first
+    place the URLconf includes them (:func:`mounts`)."""
+    match = _through_app(request)
+    if match is not None:
+        depth = len(match.app_names) - match.app_names[::-1].index(NAMESPACE)
+        return ":".join(match.namespaces[:depth])
+    found = mounts()
+    return found[0][0] if found else NAMESPACE
+
+
+def outer_kwargs(request: Any = None) -> dict[str, Any]:
+    """The keywords the patterns above the app's routes capture, to reverse them with:
+    the request's own (``version`` under DRF's ``URLPathVersioning``), else DRF's
+    ``DEFAULT_VERSION`` for a mount whose only such keyword is DRF's ``VERSION_PARAM``
+    (a face with no versioned request: MCP). Empty when the mount captures none."""
+    match = _through_app(request)
+    if match is not None:
+        return {k: v for k, v in match.kwargs.items() if k not in _OWN_KWARGS}
+    found = mounts()
+    needed = found[0][1] if found else frozenset()
+    if not needed:
+        return {}
+    from rest_framework.settings import api_settings
+
+    if needed == {api_settings.VERSION_PARAM} and api_settings.DEFAULT_VERSION is not None:
+        return {api_settings.VERSION_PARAM: api_settings.DEFAULT_VERSION}
+    return {}
+
+
+def reverse_app(route: str, request: Any = None, **kwargs: Any) -> str:
+    """``reverse()`` of one of the app's routes (``affordances:…``) where the project
+    mounted them, with the keywords the patterns above them need; NoReverseMatch as
+    ``reverse()``."""
+    parts = route.split(":")
+    # Whatever namespaces it was spelled with: the name inside the app's.
+    local = ":".join(
+        parts[len(parts) - parts[::-1].index(NAMESPACE) :] if NAMESPACE in parts else parts
+    )
+    return reverse(f"{mount(request)}:{local}", kwargs={**outer_kwargs(request), **kwargs} or None)
+
+
+def path_or_none(route: str, request: Any = None, **kwargs: Any) -> str | None:
     """The path of ``route`` (with ``kwargs``), or None when the URLconf has no such
     route: a project may leave a face or a resource out."""
     try:
-        return reverse(route, kwargs=kwargs or None)
+        return reverse_app(route, request, **kwargs)
     except NoReverseMatch:
         return None
 
 
-def list_path(resource: Resource) -> str | None:
-    return _reversed(name(resource.basename, "list"), with_pk=False)
+def list_path(resource: Resource, request: Any = None) -> str | None:
+    return _reversed(local_name(resource.basename, "list"), request, with_pk=False)
 
 
 def list_view(resource: Resource) -> Any:
@@ -108,19 +212,26 @@ def list_view(resource: Resource) -> Any:
     return getattr(match.func, "cls", None)
 
 
-def detail_path(resource: Resource, pk: Any) -> str | None:
-    return path_or_none(name(resource.basename, "detail"), pk=pk)
+def detail_path(resource: Resource, pk: Any, request: Any = None) -> str | None:
+    return path_or_none(local_name(resource.basename, "detail"), request, pk=pk)
 
 
-def operation_path(operation: Operation, pk: Any) -> str | None:
+def operation_path(operation: Operation, pk: Any, request: Any = None) -> str | None:
     """Where a transition of the object ``pk`` is sent."""
     assert operation.method_name is not None
-    return path_or_none(name(operation.resource.basename, operation.method_name), pk=pk)
+    route = local_name(operation.resource.basename, operation.method_name)
+    return path_or_none(route, request, pk=pk)
 
 
 def is_detail(resource: Resource, match: ResolverMatch) -> bool:
-    """Whether a resolved URL is one object of ``resource``."""
-    return match.view_name == name(resource.basename, "detail") and "pk" in match.kwargs
+    """Whether a resolved URL is one object of ``resource`` (wherever the app's routes
+    are mounted)."""
+    return (
+        bool(match.app_names)
+        and match.app_names[-1] == NAMESPACE
+        and match.url_name == local_name(resource.basename, "detail")
+        and "pk" in match.kwargs
+    )
 
 
 # The paths reversed without an id or with the placeholder id, per route, script prefix
@@ -129,29 +240,34 @@ def is_detail(resource: Resource, match: ResolverMatch) -> bool:
 # operation and request. A new resolver (clear_url_caches(), another ROOT_URLCONF)
 # reverses them again. Bound: 1,024 short strings.
 _PATHS_MAX = 1024
-_paths: dict[tuple[str, bool, str, str | None], tuple[Any, str | None]] = {}
+_paths: dict[tuple[str, bool, str, str | None, str, str], tuple[Any, str | None]] = {}
 # Reversed from the URLconf and the settings.
 registry.derived(_paths.clear)
 
 
-def _reversed(route: str, *, with_pk: bool) -> str | None:
-    """``route``'s path, with the placeholder as its ``pk`` or without arguments (None:
-    not in the URLconf)."""
+def _reversed(route: str, request: Any = None, *, with_pk: bool) -> str | None:
+    """``route``'s path (a name inside the namespace), with the placeholder as its ``pk``
+    or without arguments, where the request's mount puts it (None: not in the URLconf)."""
     resolver = get_resolver(get_urlconf())
-    key = (route, with_pk, get_script_prefix(), get_language())
+    where, outer = mount(request), outer_kwargs(request)
+    key = (route, with_pk, get_script_prefix(), get_language(), where, repr(sorted(outer.items())))
     known = _paths.get(key)
     if known is not None and known[0] is resolver:
         return known[1]
-    path = path_or_none(route, pk=PK_PLACEHOLDER) if with_pk else path_or_none(route)
+    kwargs = {**outer, "pk": PK_PLACEHOLDER} if with_pk else outer
+    try:
+        path: str | None = reverse(f"{where}:{route}", kwargs=kwargs or None)
+    except NoReverseMatch:
+        path = None
     if len(_paths) >= _PATHS_MAX:
         _paths.clear()
     _paths[key] = (resolver, path)
     return path
 
 
-def _template_path(route: str) -> str | None:
+def _template_path(route: str, request: Any = None) -> str | None:
     """``route``'s path with the placeholder as its ``pk``."""
-    return _reversed(route, with_pk=True)
+    return _reversed(route, request, with_pk=True)
 
 
 def template(path: str | None, request: Any) -> tuple[str, str] | None:
@@ -170,10 +286,10 @@ def target_template(operation: Operation, request: Any) -> tuple[str, str] | Non
     """The operation's URL before and after the object's id (its path reversed once per
     process, made absolute once per request)."""
     assert operation.method_name is not None
-    route = name(operation.resource.basename, operation.method_name)
-    return template(_template_path(route), request)
+    route = local_name(operation.resource.basename, operation.method_name)
+    return template(_template_path(route, request), request)
 
 
 def detail_template(resource: Resource, request: Any) -> tuple[str, str] | None:
     """An object's URL before and after its id."""
-    return template(_template_path(name(resource.basename, "detail")), request)
+    return template(_template_path(local_name(resource.basename, "detail"), request), request)

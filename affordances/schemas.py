@@ -30,6 +30,7 @@ from rest_framework import serializers
 
 from affordances.compat import map_serializer
 from affordances.constraints import inclusive_bounds
+from affordances.vocabulary import field_schema, key_schema
 
 __all__ = [
     "DECIMAL_RULE",
@@ -52,8 +53,6 @@ __all__ = [
     "text_rules",
     "tool_input_schema",
 ]
-
-JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 
 class SchemaError(Exception):
@@ -261,13 +260,6 @@ _FORMATS = frozenset(
 _ANNOTATIONS = ("title", "description", "default", "examples", "readOnly", "writeOnly")
 
 
-def key_schema(model: type[models.Model]) -> dict[str, Any]:
-    """The JSON Schema of a model's primary key as an argument: an integer from 1, a
-    UUID, or text no longer than the key field (a key that is itself a relation: the
-    key it points to)."""
-    return _lookup_schema(model._meta.pk)
-
-
 def related_schema(field: serializers.Field[Any, Any, Any, Any]) -> dict[str, Any] | None:
     """The JSON Schema of a related field of an input serializer, or None if ``field``
     is none: a ``PrimaryKeyRelatedField`` takes the related model's key
@@ -285,7 +277,7 @@ def related_schema(field: serializers.Field[Any, Any, Any, Any]) -> dict[str, An
             lookup = queryset.model._meta.get_field(related.slug_field)
         except FieldDoesNotExist:
             return None
-        one = _lookup_schema(lookup)
+        one = field_schema(lookup)
     elif isinstance(related, serializers.PrimaryKeyRelatedField):
         one = key_schema(queryset.model)
     else:
@@ -296,21 +288,6 @@ def related_schema(field: serializers.Field[Any, Any, Any, Any]) -> dict[str, An
             items["minItems"] = 1
         return nullable(items) if field.allow_null else items
     return nullable(one) if related.allow_null else one
-
-
-def _lookup_schema(field: Any) -> dict[str, Any]:
-    """A model field's value as an argument naming a row: a key or a slug."""
-    while field is not None and field.is_relation:
-        field = field.target_field
-    if isinstance(field, models.AutoField | models.IntegerField):
-        return {"type": "integer", "minimum": 1}
-    if isinstance(field, models.UUIDField):
-        return {"type": "string", "format": "uuid"}
-    schema: dict[str, Any] = {"type": "string", "minLength": 1}
-    limit = getattr(field, "max_length", None)
-    if limit is not None:
-        schema["maxLength"] = limit
-    return schema
 
 
 def related_queryset(

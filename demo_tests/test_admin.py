@@ -350,13 +350,17 @@ def test_cancel_form_offers_only_the_reasons_allowed_for_an_unfailed_payment(dem
     response = login("support").get(operation_url(order, "cancel_order"))
     assert response.status_code == 200
     page = parse(response.content)
-    assert _options(page, "reason") == ["customer_request", "inventory_failure"]
+    # A required choice starts blank (an untouched form chooses nothing) and is required.
+    assert _options(page, "reason") == ["", "customer_request", "inventory_failure"]
+    (select,) = page.find_all("select", name="reason")
+    assert "required" in select.attrs
 
 
 def test_cancel_form_offers_payment_failure_when_the_payment_failed(demo):
     order = demo.orders["demo-04"]  # pending, payment failed
     page = parse(login("support").get(operation_url(order, "cancel_order")).content)
     assert _options(page, "reason") == [
+        "",
         "customer_request",
         "payment_failure",
         "inventory_failure",
@@ -531,10 +535,25 @@ def test_a_reason_outside_the_narrowed_choices_is_refused_by_execution(demo):
 
 def test_a_successful_cancel_shows_the_new_state_and_is_audited_via_admin(demo):
     order = demo.orders["demo-03"]
-    response = login("support").post(
-        operation_url(order, "cancel_order"),
-        {"reason": "inventory_failure", "note": "out of stock", "expectedVersion": "1"},
-    )
+    client = login("support")
+    arguments = {"reason": "inventory_failure", "note": "out of stock", "expectedVersion": "1"}
+    # Cancelling asks first: the confirmation page, its consequence and the preview's change.
+    asked = client.post(operation_url(order, "cancel_order"), arguments)
+    assert asked.status_code == 200
+    html = asked.content.decode()
+    assert f"Order #{order.pk} (80.00 EUR, Demo order demo-03) will be cancelled" in html
+    assert "status: pending → cancelled" in html
+    assert "Yes, I\u2019m sure" in html and "No, take me back" in html
+    page = parse(html)
+    hidden = {i.attrs["name"]: i.attrs["value"] for i in page.find_all("input", type="hidden")}
+    assert hidden["reason"] == "inventory_failure" and hidden["note"] == "out of stock"
+    assert (hidden["expectedVersion"], hidden["confirmed"]) == ("1", "yes")
+    (back,) = page.with_class("cancel-link")
+    assert back.attrs["href"] == change_url(order)
+    assert state(order) == ("pending", 1)
+    assert audit_count() == 0
+
+    response = client.post(operation_url(order, "cancel_order"), {**arguments, "confirmed": "yes"})
     assert response.status_code == 302
     assert response["Location"] == change_url(order)
     assert messages_of(response) == ["Cancel order: done. The order is now cancelled (version 2)."]
@@ -572,7 +591,8 @@ def test_a_successful_button_without_inputs_runs_and_the_page_shows_the_new_stat
 def test_a_supervisor_refund_within_the_total_succeeds(demo):
     order = demo.orders["demo-07"]
     response = login("supervisor").post(
-        operation_url(order, "refund_order"), {"amount": "120.50", "expectedVersion": "1"}
+        operation_url(order, "refund_order"),
+        {"amount": "120.50", "expectedVersion": "1", "confirmed": "yes"},
     )
     assert response.status_code == 302
     assert messages_of(response) == ["Refund order: done. The order is now refunded (version 2)."]
@@ -652,7 +672,12 @@ def test_history_lists_who_what_when_from_to_arguments_and_interface(demo, api):
     client = login("support")
     response = client.post(
         operation_url(order, "cancel_order"),
-        {"reason": "customer_request", "note": "changed mind", "expectedVersion": "2"},
+        {
+            "reason": "customer_request",
+            "note": "changed mind",
+            "expectedVersion": "2",
+            "confirmed": "yes",
+        },
     )
     assert response.status_code == 302
     other = demo.orders["demo-10"]
@@ -817,15 +842,23 @@ def test_bulk_cancel_asks_for_the_arguments_first_then_reports_each_order(demo):
     assert state(bobs) == ("pending", 1)
     assert audit_count() == 0
 
-    response = client.post(
-        CHANGELIST,
-        {
-            "action": "operation_cancel_order",
-            "_selected_action": selected,
-            "apply": "1",
-            "reason": "customer_request",
-        },
-    )
+    applied = {
+        "action": "operation_cancel_order",
+        "_selected_action": selected,
+        "apply": "1",
+        "reason": "customer_request",
+    }
+    # Before anything runs: each order's preview, the refusals listed.
+    review = client.post(CHANGELIST, applied)
+    assert review.status_code == 200
+    html = review.content.decode()
+    assert f"Order #{high.pk} (pending): would be refused — requires_supervisor" in html
+    assert f"Order #{bobs.pk} (pending): status: pending → cancelled" in html
+    assert "1 of 2 selected would run" in html
+    assert "No, take me back" in html
+    assert (state(high), state(bobs), audit_count()) == (("pending", 1), ("pending", 1), 0)
+
+    response = client.post(CHANGELIST, {**applied, "confirmed": "yes"})
     assert response.status_code == 302
     messages = messages_of(response)
     assert len(messages) == 2
@@ -848,6 +881,7 @@ def test_bulk_cancel_rechecks_the_constraints_per_order(demo):
             "_selected_action": [str(failed.pk), str(authorized.pk)],
             "apply": "1",
             "reason": "payment_failure",
+            "confirmed": "yes",
         },
     )
     assert response.status_code == 302

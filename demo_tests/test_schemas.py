@@ -93,7 +93,9 @@ def test_transition_input_requires_order_id_and_offers_optional_expected_version
     schema = _document(name)["inputSchema"]
 
     assert schema["properties"]["orderId"]["type"] == "integer"
-    assert schema["properties"]["expectedVersion"]["type"] == "integer"
+    # An integer, or its digits as a string (what HAL-FORMS and HTML forms send).
+    version = schema["properties"]["expectedVersion"]["anyOf"]
+    assert [branch["type"] for branch in version] == ["integer", "string"]
     assert "orderId" in schema["required"]
     assert "expectedVersion" not in schema["required"]
 
@@ -104,6 +106,7 @@ def test_transition_input_schema_accepts_its_minimal_arguments_with_and_without_
 
     assert _schema_accepts(name, arguments)
     assert _schema_accepts(name, {**arguments, "expectedVersion": 3})
+    assert _schema_accepts(name, {**arguments, "expectedVersion": "3"})
 
 
 @pytest.mark.parametrize("name", TRANSITIONS)

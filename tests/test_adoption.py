@@ -123,6 +123,7 @@ def test_the_wheel_is_the_library_alone(project: Project) -> None:
         if line.startswith("Requires-Dist: ") and "extra ==" not in line
     }
     assert required == {
+        "asgiref",
         "django",
         "djangorestframework",
         "django-fsm-2",

@@ -43,7 +43,8 @@ def test_the_apps_routes_are_named_in_its_namespace(project):
     assert reverse(routes.ENTRY_POINT) == "/api/"
     assert reverse(routes.OPERATION_LIST) == "/api/operations/"
     assert reverse("affordances:voucher-detail", kwargs={"pk": voucher.pk}).startswith("/api/")
-    # Outside the namespace, the names are the project's.
+    # Outside the namespace, a project URL named like a route (after the router's URLs,
+    # which name them DRF's way too) is the project's.
     assert reverse("voucher-detail", kwargs={"pk": voucher.pk}).startswith("/elsewhere/")
     with pytest.raises(NoReverseMatch):
         reverse("operation-list")

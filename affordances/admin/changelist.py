@@ -20,6 +20,7 @@ from django.template.response import TemplateResponse
 from django.utils.html import format_html_join
 
 from affordances import reads
+from affordances.admin.confirmations import bulk_confirmation_page, confirmed
 from affordances.admin.diagrams import state_diagram
 from affordances.admin.forms import operation_form_class, posted_arguments
 from affordances.catalog import get_catalog
@@ -54,7 +55,7 @@ def run_in_admin(
         represent=admin_represent,
         request=request,
     )
-    return reads.find(operation.resource, request.user, obj.pk)
+    return reads.find(operation.resource, request.user, obj.pk, request=request)
 
 
 class ChangeListAffordancesMixin:
@@ -122,6 +123,12 @@ class ChangeListAffordancesMixin:
             if operation.input_serializer is not None and "apply" not in request.POST:
                 return self._render_bulk_form(request, operation, queryset, form_class())
             arguments = posted_arguments(request.POST, form_class)
+            if operation.confirmation_required and not confirmed(request):
+                # Each object's preview, refusals listed, before anything runs.
+                changelist = request.get_full_path()
+                return bulk_confirmation_page(
+                    self, request, operation, queryset, arguments, changelist
+                )
             for obj in queryset.order_by("pk"):
                 self._bulk_one(request, operation, obj, arguments)
             return None

@@ -23,9 +23,9 @@ def _form_field(item: InputField) -> forms.Field:
         "help_text": item.help_text,
     }
     if item.kind == "choice":
-        choices = list(item.choices)
-        if not item.required:
-            choices = [("", "---------"), *choices]
+        # Blank first, required or not: an untouched form must choose nothing (a required
+        # choice left blank is refused, by the browser and by the execution path).
+        choices = [("", "---------"), *item.choices]
         return forms.ChoiceField(choices=choices, **common)
     if item.kind == "decimal":
         return forms.DecimalField(

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib import admin, messages
+from django.core import checks
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Model, QuerySet
@@ -32,6 +33,7 @@ from affordances.admin.changelist import (
     admin_represent,
     run_in_admin,
 )
+from affordances.admin.confirmations import confirmation_page, confirmed, preview_in_admin
 from affordances.admin.forms import operation_form_class, posted_arguments
 from affordances.admin.refusals import MalformedRequestRefusalMixin
 from affordances.catalog import get_catalog
@@ -48,6 +50,7 @@ from affordances.models import Interface
 from affordances.operations import Operation
 from affordances.problems import Problem, ProblemCode
 from affordances.resources import Resource
+from affordances.visibility import refused_narrowing
 
 __all__ = ["ANY_STATE", "AffordanceAdminMixin", "human_reason"]
 
@@ -157,11 +160,42 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
         )
         return HttpResponseRedirect(request.get_full_path())
 
+    def check(self, **kwargs: Any) -> list[checks.CheckMessage]:
+        """Django's checks of the admin, and E032: an admin narrowing ``get_queryset()``
+        on its own is refused (affordances.visibility)."""
+        messages: list[checks.CheckMessage] = list(super().check(**kwargs))  # type: ignore[misc]
+        messages.extend(refused_narrowing(type(self), ("get_queryset",), face="model admin"))
+        return messages
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        """The objects this user may see — the one read path every face shares."""
-        queryset = reads.visible(self._resource, request.user)
+        """The objects this user may see — the one read path every face shares: the
+        registration's ``QUERYSET``, given the user and this request. Not to be overridden
+        (``affordances.E032``): narrow in the registration's function, so the admin, REST
+        and MCP hide the same objects."""
+        queryset = reads.visible(self._resource, request.user, request=request)
         ordering = self.get_ordering(request)  # type: ignore[attr-defined]
         return queryset.order_by(*ordering) if ordering else queryset
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        visible = self._related_visible(db_field, request)
+        if visible is not None and "queryset" not in kwargs:
+            kwargs["queryset"] = visible
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)  # type: ignore[misc]
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        visible = self._related_visible(db_field, request)
+        if visible is not None and "queryset" not in kwargs:
+            kwargs["queryset"] = visible
+        return super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[misc]
+
+    def _related_visible(self, db_field: Any, request: HttpRequest) -> QuerySet[Any] | None:
+        """An editable relation to a registered model offers, and accepts, only the objects
+        the user may see (the registration's ``QUERYSET``), as every related input does;
+        None: not a registered model, Django's own choice."""
+        resource = get_catalog().resource_for(db_field.remote_field.model)
+        if resource is None:
+            return None
+        return reads.visible(resource, request.user, request=request)
 
     # -- URLs ----------------------------------------------------------------------
 
@@ -269,6 +303,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
             changes=changes,
             via=Interface.ADMIN,
             editable=lambda current: self._editable(request, current),
+            request=request,
         )
 
     # -- deleting: only in the states the project names ---------------------------------
@@ -295,7 +330,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
     def _lock_deletable(self, request: HttpRequest, pks: Any) -> list[Model]:
         """The objects, their rows locked; refused unless each is in a deletable state now
         (an operation may have run since the confirmation page was shown)."""
-        objects = visible_locked(self._resource, request.user, pks)
+        objects = visible_locked(self._resource, request.user, pks, request=request)
         if any(self._state(obj) not in self.deletable_states for obj in objects):
             raise PermissionDenied
         return objects
@@ -359,7 +394,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
             except Problem as problem:
                 _show_problem(form, problem)
             else:
-                obj = reads.find(self._resource, request.user, outcome.body["id"])
+                obj = reads.find(self._resource, request.user, outcome.body["id"], request=request)
                 self.message_user(  # type: ignore[attr-defined]
                     request, f"{operation.title}: done. {obj} was created.", messages.SUCCESS
                 )
@@ -395,12 +430,17 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
 
         if request.method == "POST":
             form = form_class(request.POST)
+            arguments = posted_arguments(request.POST, form_class)
             # The version the form was rendered for travels as expectedVersion: the
             # execution path refuses the run if the object changed meanwhile.
             try:
-                obj = run_in_admin(
-                    request, operation, obj, posted_arguments(request.POST, form_class)
-                )
+                if operation.confirmation_required and not confirmed(request):
+                    # The second step (affordances.admin.confirmations): nothing runs yet.
+                    preview = preview_in_admin(request, operation, obj, arguments)
+                    return confirmation_page(
+                        self, request, obj, operation, arguments, preview, change_url
+                    )
+                obj = run_in_admin(request, operation, obj, arguments)
             except Problem as problem:
                 if problem.code is ProblemCode.VALIDATION_ERROR:
                     _show_problem(form, problem)
@@ -446,7 +486,8 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
     ) -> None:
         if problem.code is ProblemCode.NOT_FOUND:
             raise Http404("No such object.")
-        fresh = reads.visible(self._resource, request.user).filter(pk=obj.pk).first()
+        visible = reads.visible(self._resource, request.user, request=request)
+        fresh = visible.filter(pk=obj.pk).first()
         state = operation.facts.field.get_state(fresh) if fresh is not None else ""
         if problem.code is ProblemCode.STALE_VERSION:
             text = (

@@ -34,6 +34,10 @@ class Context:
     # Objects are MCP resources too (template, list, read, links from tool results).
     resources: bool = True
     page_size: int = 50
+    # A 2026-07-28 tools/call's answer to a form it was asked, and the sealed state it
+    # echoes (affordances.mcp.confirmations); None on earlier revisions.
+    input_responses: Any = None
+    request_state: Any = None
     _serializer_context: dict[str, Any] | None = field(default=None, repr=False)
     _full_context: dict[str, Any] | None = field(default=None, repr=False)
 
@@ -112,7 +116,7 @@ class Context:
 
     def find(self, resource: Resource, pk: Any) -> models.Model:
         """The object ``pk`` if this caller may see it; hidden and missing look the same."""
-        return reads.find(resource, self.user, pk)
+        return reads.find(resource, self.user, pk, request=self.request)
 
     def absolute(self, path: str) -> str:
         return str(self.request.build_absolute_uri(path))

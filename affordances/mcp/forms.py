@@ -23,7 +23,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from django.urls import is_valid_path, reverse
 
-from affordances import reads, routes
+from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.mcp import subrequest
@@ -31,6 +31,7 @@ from affordances.mcp.resources import locate
 from affordances.mcp.subrequest import Answer, OutsideApi, api_path
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
 from affordances.problems import PROBLEM_SCHEMA, Problem
+from affordances.vocabulary import DIALECT
 
 if TYPE_CHECKING:
     from affordances.mcp.context import Context
@@ -40,7 +41,7 @@ __all__ = ["MAX_REDIRECTS", "FormsTools", "canonical_url"]
 UNKNOWN_TOOL = "Unknown tool. Call tools/list for the tools you may use."
 
 _DOCUMENT = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$schema": DIALECT,
     "type": "object",
     "description": (
         "A HAL-FORMS document (`_links`, `_templates`, `_embedded`), or a problem "
@@ -76,7 +77,7 @@ _TOOLS = [
             "there is nothing else you can do to it."
         ),
         "inputSchema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$schema": DIALECT,
             "type": "object",
             "properties": {
                 "url": {
@@ -102,7 +103,7 @@ _TOOLS = [
             "The answer is the resource after the action, or a problem."
         ),
         "inputSchema": {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$schema": DIALECT,
             "type": "object",
             "properties": {
                 "url": {"type": "string", "description": "The URL of the resource you read."},
@@ -217,7 +218,7 @@ def _not_offered(ctx: Context, url: str, name: str) -> tuple[str, str]:
     resource, pk = located
     if operation.resource is not resource or not operation.is_transition:
         raise Problem.not_found()
-    verdict = evaluate(operation, reads.find(resource, ctx.user, pk), ctx.user)
+    verdict = evaluate(operation, ctx.find(resource, pk), ctx.user)
     if isinstance(verdict, Unavailable):
         raise Problem.not_available(operation=operation.name, reason=verdict.reason)
     if not isinstance(verdict, Available):

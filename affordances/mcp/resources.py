@@ -75,7 +75,7 @@ def list_resources(ctx: Context, cursor: str | None) -> dict[str, Any]:
     for resource in get_catalog().resources:
         if _detail_url(ctx, resource, _PK) is None:
             continue
-        queryset = reads.visible(resource, ctx.user)
+        queryset = reads.visible(resource, ctx.user, request=ctx.request)
         count = queryset.count()
         start = max(offset - position, 0)
         wanted = size - len(entries)

@@ -19,11 +19,13 @@ from affordances import execution, idempotency
 from affordances.arguments import absent_nulls, schema_errors
 from affordances.catalog import get_catalog
 from affordances.entries import Shape, shaped_schema
-from affordances.mcp import reads
+from affordances.mcp import confirmations, reads
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
 from affordances.models import Interface
+from affordances.operations import Operation
 from affordances.problems import PROBLEM_SCHEMA, Problem
 from affordances.schemas import tool_input_schema
+from affordances.vocabulary import DIALECT
 
 if TYPE_CHECKING:
     from affordances.mcp.context import Context
@@ -56,7 +58,7 @@ def output_schema(
     if not problem_current:
         del problem["properties"]["current"]
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$schema": DIALECT,
         "type": "object",
         "anyOf": [shaped_schema(success, shape), problem],
     }
@@ -136,6 +138,10 @@ class CatalogTools:
         # tool's inputSchema offers it to strict-mode models; the reads take it so too.
         arguments = absent_nulls(operation.input_schema, arguments)
         try:
+            if operation.is_transition:
+                asked = self._ask_or_resume(ctx, operation, arguments, key, meta)
+                if asked is not None:
+                    return asked
             # The catalog's inputSchema first (docs/protocol.md#mcp), every bound the tool's
             # leaves to its descriptions included: "1" or 1e400 is no order id.
             errors = schema_errors(operation.input_schema, arguments)
@@ -168,4 +174,38 @@ class CatalogTools:
         except Problem as problem:
             body = ctx.shaped(problem.as_dict(include_current=ctx.problem_current))
             return tool_result(body, is_error=True)
+        except confirmations.Refused as refused:
+            return tool_result(refused.body, is_error=True)
         return tool_result(ctx.shaped(outcome.body), replayed=outcome.replayed)
+
+    def _ask_or_resume(
+        self,
+        ctx: Context,
+        operation: Operation,
+        arguments: dict[str, Any],
+        key: str | None,
+        meta: dict[str, Any],
+    ) -> dict[str, Any] | None:
+        """A call that needs the person (docs/protocol.md#confirmations): the answer to the
+        form it was given, or the form (a refusal where the client cannot show one); None
+        for a call that runs as it is."""
+        if ctx.request_state is not None or ctx.input_responses is not None:
+            outcome = confirmations.resume(
+                ctx, operation, arguments, key, ctx.request_state, ctx.input_responses
+            )
+            return tool_result(ctx.shaped(outcome.body), replayed=outcome.replayed)
+        if operation.resource.id_argument not in arguments:
+            return None  # nothing to ask about: the schema's check says what is missing
+        missing = confirmations.missing_inputs(operation, arguments)
+        elicit = confirmations.can_elicit(ctx, meta)
+        if not operation.confirmation_required and not (missing and elicit):
+            return None
+        # The inputs that are there are checked as always before anyone is asked.
+        errors = {
+            name: messages
+            for name, messages in schema_errors(operation.input_schema, arguments).items()
+            if name not in missing
+        }
+        if errors:
+            raise Problem.validation(errors)
+        return confirmations.confirm(ctx, operation, arguments, missing, elicit=elicit)

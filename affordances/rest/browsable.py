@@ -51,10 +51,11 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
         self, data: Any, accepted_media_type: str | None, renderer_context: Mapping[str, Any]
     ) -> dict[str, Any]:
         context = super().get_context(data, accepted_media_type, renderer_context)
-        context["affordance_forms"] = self._affordance_forms(data)
+        request = renderer_context.get("request")
+        context["affordance_forms"] = self._affordance_forms(data, request)
         return context
 
-    def _affordance_forms(self, data: Any) -> list[dict[str, Any]]:
+    def _affordance_forms(self, data: Any, request: Any) -> list[dict[str, Any]]:
         if not isinstance(data, dict) or not isinstance(data.get("affordances"), list):
             return []
         catalog = get_catalog()
@@ -64,7 +65,10 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
             if operation is None or affordance.get("target") is None:
                 continue
             serializer = narrowed_input(
-                operation.input_serializer, affordance.get("constraints") or {}
+                operation.input_serializer,
+                affordance.get("constraints") or {},
+                user=getattr(request, "user", None),
+                request=request,
             )
             forms.append(
                 {

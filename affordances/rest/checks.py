@@ -8,7 +8,7 @@ from django.apps import apps
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, URLResolver, get_resolver, resolve
 from rest_framework.pagination import CursorPagination
 from rest_framework.settings import api_settings
 
@@ -16,6 +16,8 @@ from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.rest import paging
 from affordances.rest.renderers import HalFormsRenderer, HalRenderer
+from affordances.rest.viewsets import ResourceMixin
+from affordances.visibility import refused_narrowing
 
 __all__ = ["check_rest_face"]
 
@@ -31,6 +33,8 @@ def check_rest_face(app_configs: Any = None, **kwargs: Any) -> list[checks.Check
         *_check_renderers(),
         *_check_schema_class(),
         *_check_lists(catalog),
+        *_check_narrowing(),
+        *_check_urls(catalog),
     ]
     return messages
 
@@ -231,6 +235,133 @@ def _check_backends(where: str, view: Any) -> list[checks.CheckMessage]:
                     hint="Name the FilterSet as FILTERSET in the model's AFFORDANCES "
                     "registration and drop it from the view.",
                     id="affordances.W011",
+                )
+            )
+    return messages
+
+
+# The reads of a resource view that are the registration's: its routes take every object
+# through get_queryset() and get_object(); DRF's filter_queryset() runs on none of them.
+_VIEW_READS = ("get_queryset", "get_object", "filter_queryset")
+
+
+def _resource_views(patterns: Any, found: dict[type, None]) -> dict[type, None]:
+    """The resource view classes the URLconf routes, in its order (each once)."""
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            _resource_views(pattern.url_patterns, found)
+            continue
+        view = getattr(getattr(pattern, "callback", None), "cls", None)
+        if isinstance(view, type) and issubclass(view, ResourceMixin):
+            found[view] = None
+    return found
+
+
+def _check_narrowing() -> list[checks.CheckMessage]:
+    """E032: a routed resource view that narrows what a caller may see on its own
+    (affordances.visibility): refused, so no object is hidden from one route only."""
+    try:
+        views = _resource_views(get_resolver().url_patterns, {})
+    except Exception:  # a URLconf that does not load is Django's own check's to report
+        return []
+    messages: list[checks.CheckMessage] = []
+    for view in views:
+        messages.extend(refused_narrowing(view, _VIEW_READS, face="resource view"))
+    return messages
+
+
+# -- URLs a project's own serializers and URLconf layout need ----------------------------
+
+
+def _url_names(patterns: Any, namespaces: tuple[str, ...], found: set[tuple[str, ...]]) -> None:
+    """Every route name in the URLconf, with the namespaces it is reversed in."""
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            inner = (*namespaces, pattern.namespace) if pattern.namespace else namespaces
+            _url_names(pattern.url_patterns, inner, found)
+        elif getattr(pattern, "name", None):
+            found.add((*namespaces, pattern.name))
+
+
+def _reversible(view_name: str, names: set[tuple[str, ...]]) -> bool:
+    """Whether some route has ``view_name`` (its namespaces, if it names any, last):
+    DRF's reverse, or the library's where the router's URLs are mounted, finds it."""
+    wanted = tuple(view_name.split(":"))
+    return any(name[-len(wanted) :] == wanted for name in names)
+
+
+def _hyperlinks(serializer_class: type) -> list[tuple[str, str]]:
+    """The (field, view name) of each hyperlink a representation serializer writes."""
+    from rest_framework import serializers
+
+    try:
+        fields = serializer_class().fields
+    except Exception:  # a serializer that needs its context: its own errors show at use
+        return []
+    links = []
+    for field_name, field in fields.items():
+        linked = field.child_relation if isinstance(field, serializers.ManyRelatedField) else field
+        if isinstance(linked, serializers.HyperlinkedRelatedField) and linked.view_name:
+            links.append((field_name, linked.view_name))
+    return links
+
+
+def _check_urls(catalog: Any) -> list[checks.CheckMessage]:
+    """E040: a registered serializer's hyperlink names a route no URL has (every list,
+    detail and transition of the resource would be a 500). E041: the router's URLs are
+    mounted under a pattern capturing keywords the faces cannot fill outside a request of
+    that pattern (MCP's links and targets): DRF's ``URLPathVersioning`` without
+    ``DEFAULT_VERSION``, or a keyword of the project's own."""
+    try:
+        names: set[tuple[str, ...]] = set()
+        _url_names(get_resolver().url_patterns, (), names)
+        mounts = routes.mounts()
+    except Exception:  # a URLconf that does not load is Django's own check's to report
+        return []
+    messages: list[checks.CheckMessage] = []
+    for resource in catalog.resources:
+        serializer_class = resource.serializer_class
+        if serializer_class is None:
+            continue
+        for field_name, view_name in _hyperlinks(serializer_class):
+            if _reversible(view_name, names):
+                continue
+            messages.append(
+                checks.Error(
+                    f"{serializer_class.__module__}.{serializer_class.__qualname__}: the "
+                    f"hyperlink {field_name!r} names the view {view_name!r}, which no URL "
+                    "in the URLconf has: every list, detail and transition of "
+                    f"{resource.model._meta.label} would fail.",
+                    hint="Name a route the URLconf has: a ResourceRouter names a resource's "
+                    "routes DRF's way ('{basename}-detail'), in the namespaces it is "
+                    "included under.",
+                    obj=serializer_class,
+                    id="affordances.E040",
+                )
+            )
+    if mounts:
+        captured = mounts[0][1]
+        version_param = api_settings.VERSION_PARAM
+        unfilled = set(captured)
+        if captured == {version_param} and api_settings.DEFAULT_VERSION is not None:
+            unfilled = set()
+        if unfilled:
+            messages.append(
+                checks.Error(
+                    f"The resource router's URLs are included under a pattern capturing "
+                    f"{', '.join(sorted(unfilled))}: outside a request through them (MCP, "
+                    "code) the faces' links and targets cannot be reversed, so they would "
+                    "be null.",
+                    hint=(
+                        f"Set REST_FRAMEWORK['DEFAULT_VERSION'] to the version MCP links to "
+                        f"(the URL keyword {version_param!r}: DRF's URLPathVersioning)"
+                        if unfilled == {version_param}
+                        else "Include the router's URLs under a fixed path, or set "
+                        "REST_FRAMEWORK['DEFAULT_VERSION'] when the keyword is DRF's "
+                        f"version ({version_param!r})"
+                    )
+                    + ".",
+                    id="affordances.E041",
                 )
             )
     return messages

@@ -4,7 +4,9 @@ One rule for both, and the one every other UI follows (:mod:`affordances.inputs`
 operation's own input serializer, narrowed by the constraints that apply to this caller
 (and object) now — only the allowed choices (a free field the constraints enumerate
 turned into a choice), the tighter bounds (inclusive, on the input's step), the tighter
-lengths, the constraint's pattern as one more ``RegexValidator``, the fields they require.
+lengths, the constraint's pattern as one more ``RegexValidator``, the fields they require;
+a related field offers only the objects the caller may see (the registration's
+``QUERYSET``), as execution finds only those.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from affordances.arguments import NoArguments
+from affordances.arguments import NoArguments, narrow_related
 from affordances.evaluation import Available, evaluate
 from affordances.inputs import InputField, input_fields
 from affordances.operations import Operation
@@ -25,12 +27,18 @@ _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 
 def narrowed_input(
-    input_serializer: type[serializers.Serializer[Any]] | None, constraints: dict[str, Any]
+    input_serializer: type[serializers.Serializer[Any]] | None,
+    constraints: dict[str, Any],
+    *,
+    user: Any,
+    request: Any,
 ) -> serializers.Serializer[Any]:
-    """A fresh ``input_serializer`` (none: no arguments) narrowed by ``constraints``. It
+    """A fresh ``input_serializer`` (none: no arguments) narrowed by ``constraints`` and,
+    for its related fields, by what ``user`` may see (given the face's ``request``). It
     describes (OPTIONS, the browsable API's forms); execution validates against the
     operation's own serializer and the constraints, once."""
     serializer = (input_serializer or NoArguments)()
+    narrow_related(serializer, user, request)
     required = set(constraints.get("required", []))
     properties = constraints.get("properties", {})
     for item in input_fields(type(serializer), constraints):
@@ -85,13 +93,16 @@ def _narrowed(
 
 
 def offered_input(
-    operation: Operation | None, instance: Any, user: Any
+    operation: Operation | None, instance: Any, user: Any, request: Any
 ) -> serializers.Serializer[Any] | None:
-    """``operation``'s input narrowed for ``user`` (and ``instance``), when it is available
-    to them now; None when it is not — unknown to the caller, or refused as it stands."""
+    """``operation``'s input narrowed for ``user`` (and ``instance``; ``request``: the
+    face's), when it is available to them now; None when it is not — unknown to the
+    caller, or refused as it stands."""
     if operation is None:
         return None
     result = evaluate(operation, instance, user)
     if not isinstance(result, Available):
         return None
-    return narrowed_input(operation.input_serializer, result.constraints)
+    return narrowed_input(
+        operation.input_serializer, result.constraints, user=user, request=request
+    )

@@ -38,7 +38,6 @@ from affordances.catalog import get_catalog
 from affordances.constraints import narrow_property
 from affordances.encoding import canonical_json
 from affordances.entries import create_constraints
-from affordances.execution import VERSION_STRING
 from affordances.idempotency import MAX_KEY_LENGTH
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Kind
@@ -60,6 +59,7 @@ from affordances.rest.openapi_bodies import (
 from affordances.rest.renderers import HAL_MEDIA_TYPE
 from affordances.rest.serializers import AffordancesMixin
 from affordances.schemas import add_text_rules, decimal_schema, from_openapi
+from affordances.vocabulary import version_schema
 
 __all__ = ["ERROR_STATUSES", "AutoSchema", "caller_key", "postprocess"]
 
@@ -541,14 +541,11 @@ def _create_constraints(operation: Any, user: Any) -> Mapping[str, Any]:
     return create_constraints(operation, user) or {}
 
 
-_EXPECTED_VERSION = {
-    "description": "The version you acted on (the affordance's validForVersion); a stale "
-    "one is refused with 412 stale_version. Or send it as If-Match.",
-    "oneOf": [
-        {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
-        {"type": "string", "pattern": f"^{VERSION_STRING}$"},
-    ],
-}
+# The catalog's schema of the version (an integer, or its digits as a string).
+_EXPECTED_VERSION = version_schema(
+    "The version you acted on (the affordance's validForVersion); a stale one is refused "
+    "with 412 stale_version. Or send it as If-Match."
+)
 
 
 def _strict_inputs(operation: dict[str, Any], schemas: dict[str, Any], user: Any) -> None:

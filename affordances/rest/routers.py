@@ -1,5 +1,5 @@
 """A DRF router that names a resource's routes by its registration, under the app's URL
-namespace, beside the catalog's endpoints."""
+namespace, beside the catalog's endpoints (and by DRF's own names outside it)."""
 
 from __future__ import annotations
 
@@ -83,4 +83,10 @@ class ResourceRouter(DefaultRouter):
                     name=routes.local_name(basename, "unmatched"),
                 )
             )
-        return [path("", include((patterns, routes.NAMESPACE)))]
+        # DRF's own names too, outside the namespace, as DefaultRouter names them: a
+        # project's HyperlinkedModelSerializer or HyperlinkedIdentityField(view_name=
+        # "{basename}-detail") reverses them unchanged (under DRF's NamespaceVersioning,
+        # in the version's namespace). After the namespaced routes, so a path resolves to
+        # those (the faces read them); the catalog's endpoints keep only the app's names.
+        drf_names = [p for p in super().get_urls() if getattr(p, "name", None) is not None]
+        return [path("", include((patterns, routes.NAMESPACE))), *drf_names]

@@ -8,12 +8,13 @@ from typing import Any
 from django.db.models import QuerySet
 from django.urls import NoReverseMatch
 from rest_framework import serializers
+from rest_framework.reverse import reverse as drf_reverse
 
 from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.entries import Shape, attach, lists_for
 
-__all__ = ["AffordancesMixin", "ResourceUrlField", "affordance_shape"]
+__all__ = ["AffordancesMixin", "ResourceUrlField", "affordance_shape", "mounted_reverse"]
 
 # Where ResourceUrlField keeps its URL templates in the serializer context (a request's):
 # per view name, format and URL keyword, the request and the URL before and after the id.
@@ -54,6 +55,21 @@ class AffordancesMixin:
 
     context: dict[str, Any]
 
+    def get_fields(self) -> dict[str, Any]:
+        """The serializer's fields; each hyperlink named DRF's way (``volume-detail``)
+        reverses where the project mounted the router's URLs too (:func:`mounted_reverse`)."""
+        fields: dict[str, Any] = super().get_fields()  # type: ignore[misc]
+        for field in fields.values():
+            many = isinstance(field, serializers.ManyRelatedField)
+            linked = field.child_relation if many else field
+            if (
+                isinstance(linked, serializers.HyperlinkedRelatedField)
+                and linked.view_name
+                and linked.reverse is drf_reverse
+            ):
+                linked.reverse = mounted_reverse
+        return fields
+
     def to_representation(self, instance: Any) -> dict[str, Any]:
         data: dict[str, Any] = super().to_representation(instance)  # type: ignore[misc]
         context = self.context  # the root serializer's (DRF walks up to it on each read)
@@ -70,6 +86,30 @@ class AffordancesMixin:
                 if page is not None:
                     lists.prepare(page)
         return attach(data, instance, found[1])
+
+
+def mounted_reverse(
+    viewname: str,
+    args: Any = None,
+    kwargs: Any = None,
+    request: Any = None,
+    format: Any = None,
+    **extra: Any,
+) -> Any:
+    """DRF's ``reverse()`` (its versioning's first); a name it does not find is looked for
+    where the project mounted the router's URLs, which name their routes DRF's way there
+    (``v1:volume-detail`` under an instance namespace ``v1``, nested includes, a version
+    in the path): a project's own hyperlinks work wherever it includes the router."""
+    try:
+        return drf_reverse(viewname, args, kwargs, request=request, format=format, **extra)
+    except NoReverseMatch:
+        above = routes.mount(request).rpartition(":")[0]  # the namespaces above the app's
+        outer = routes.outer_kwargs(request)
+        if not above and not outer:
+            raise
+        name = f"{above}:{viewname}" if above else viewname
+        mounted = {**outer, **(kwargs or {})} if not args else kwargs
+        return drf_reverse(name, args, mounted, request=request, format=format, **extra)
 
 
 def _page_of(serializer: Any, instance: Any) -> list[Any] | None:
@@ -100,8 +140,10 @@ class ResourceUrlField(serializers.HyperlinkedIdentityField):
 
     def get_url(self, obj: Any, view_name: str, request: Any, format: Any) -> Any:
         if not view_name:
+            # Where the project mounted the app's routes (its own namespace, a version's):
+            # DRF's versioned reverse falls back to the name as given.
             basename = get_catalog().registered(type(obj)).basename
-            view_name = routes.name(basename, "detail")
+            view_name = routes.name(basename, "detail", request)
         lookup = getattr(obj, self.lookup_field, None)
         # An integer id (most models') goes into the URL as its digits, whatever the rest
         # of the URL is: the URL is reversed once per request around a placeholder, not

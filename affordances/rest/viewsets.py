@@ -3,8 +3,12 @@
 A viewset names its ``model``; everything else — the visible objects, the serializer,
 filters, ordering and paging — comes from the model's registration in
 ``AFFORDANCES["MODELS"]``, so REST lists exactly what MCP lists and ``perform`` may act
-on. Compose the mixins as DRF's own (``ResourceViewSet`` has them all), and narrow
-``get_queryset`` further if a view needs to (call ``super()``).
+on. Compose the mixins as DRF's own (``ResourceViewSet`` has them all).
+
+What a caller may see is decided once, by the registration's ``QUERYSET`` (a function of
+the user and the request), for every route and face. A view does not narrow it: an
+override of ``get_queryset``, ``get_object`` or ``filter_queryset`` is refused by the
+system check ``affordances.E032`` (it would hide an object from some routes only).
 """
 
 from __future__ import annotations
@@ -173,7 +177,10 @@ class ResourceMixin(ProblemResponsesMixin):
         affordance_shape(request)
 
     def get_queryset(self) -> models.QuerySet[Any]:
-        return reads.visible(self.resource, self.request.user)
+        """The registration's ``QUERYSET`` for this request — what every route of the view
+        (and every other face) reads. Not to be overridden (``affordances.E032``): narrow
+        in the registration's function, which is given the user and the request."""
+        return reads.visible(self.resource, self.request.user, request=self.request)
 
     def get_serializer_class(self) -> type[serializers.BaseSerializer[Any]]:
         return self._representation_class()
@@ -346,7 +353,8 @@ class CreateResourceMixin:
             return super().offered_input(method)  # type: ignore[misc, no-any-return]
         if method != "POST":
             return None
-        return forms.offered_input(self._create_operation(), None, _caller(self.request))
+        request = self.request
+        return forms.offered_input(self._create_operation(), None, _caller(request), request)
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         operation = self._create_operation()
@@ -395,7 +403,8 @@ class TransitionActionsMixin:
     transition_name: str | None = None
     model: type[models.Model]
 
-    def transition(self, request: Request, pk: Any = None) -> Response:
+    def transition(self, request: Request, pk: Any = None, **kwargs: Any) -> Response:
+        # kwargs: what the patterns above the app's routes capture (a version in the path).
         assert self.transition_name is not None
         return self.perform_transition(request, pk, self.transition_name)
 
@@ -433,7 +442,8 @@ class TransitionActionsMixin:
             instance = self.get_object()  # type: ignore[attr-defined]
         except (Problem, Http404, exceptions.APIException):
             return None
-        return forms.offered_input(operation, instance, _caller(self.request))  # type: ignore[attr-defined]
+        request = self.request  # type: ignore[attr-defined]
+        return forms.offered_input(operation, instance, _caller(request), request)
 
     def is_hidden_route(self, request: Request) -> bool:
         # Asked before content negotiation, permissions and throttles: none of their

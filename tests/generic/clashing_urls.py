@@ -13,11 +13,13 @@ def _elsewhere(request: object, pk: str = "") -> HttpResponse:
     return HttpResponse("the project's own page")
 
 
+# After the router's URLs, which name the routes DRF's way outside the namespace too:
+# Django's reverse() takes the last URL of a name, so these names stay the project's.
 urlpatterns = [
+    *keys_api.urlpatterns,
     path("elsewhere/<str:pk>/", _elsewhere, name="voucher-detail"),
     path("elsewhere/<str:pk>/redeem/", _elsewhere, name="voucher-redeem"),
     path("elsewhere/", _elsewhere, name="entry-point"),
-    *keys_api.urlpatterns,
 ]
 
 handler404 = keys_api.handler404

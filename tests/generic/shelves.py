@@ -40,7 +40,7 @@ class Shelf(models.Model):
         """Close the shelf: no volume is shelved on it any more, those on it stay."""
 
 
-class ShelfField(serializers.PrimaryKeyRelatedField):  # type: ignore[type-arg]
+class ShelfField(serializers.PrimaryKeyRelatedField):
     """A shelf by its id, as DRF documents a lazy queryset: no ``queryset=``, an override
     of ``get_queryset()`` (here, the import a models module could not make at import)."""
 
@@ -50,18 +50,18 @@ class ShelfField(serializers.PrimaryKeyRelatedField):  # type: ignore[type-arg]
         return Lazy.objects.all()
 
 
-class ShelveInput(serializers.Serializer):  # type: ignore[type-arg]
+class ShelveInput(serializers.Serializer):
     shelf = ShelfField()
     approvedAmount = serializers.DecimalField(
         source="approved_amount", max_digits=8, decimal_places=2, required=False
     )
 
 
-class LendInput(serializers.Serializer):  # type: ignore[type-arg]
+class LendInput(serializers.Serializer):
     dueDate = serializers.DateField(source="due")
 
 
-class AcquireInput(serializers.ModelSerializer):  # type: ignore[type-arg]
+class AcquireInput(serializers.ModelSerializer):
     """A model serializer's input: a camelCase name for a model field is labelled by the
     field's verbose_name."""
 
@@ -157,6 +157,11 @@ class Tote(models.Model):
         return f"Tote {self.pk}"
 
     @operation(title="Seal tote", guards=[keeper])  # type: ignore[list-item]
-    @transition(field=state, source="open", target="sealed", conditions=[weight])
+    @transition(
+        field=state,
+        source="open",
+        target="sealed",
+        conditions=[weight],  # type: ignore[list-item]
+    )
     def seal(self) -> None:
         """Seal an open tote so nothing more goes in it before it is shipped."""
