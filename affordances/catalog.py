@@ -53,6 +53,34 @@ class Catalog:
     def lookup(self, name_or_urn: str) -> Operation | None:
         return self._by_name.get(name_or_urn) or self._by_urn.get(name_or_urn)
 
+    def resolve(
+        self,
+        name: str,
+        user: Any,
+        *,
+        model: type | None = None,
+        transition: bool = False,
+        urn: bool = False,
+    ) -> Operation | None:
+        """The operation ``name`` means for ``user`` on a face, or None — which every face
+        answers as its not-found, alike for an unknown name and one the caller may not
+        know about: not an operation's name (nor its URN, where ``urn`` allows one: the
+        catalog's own endpoint), not one of ``model``'s, not a transition where the face
+        runs only transitions, or a capability the caller lacks. The one lookup of every
+        face (the admin's pages, MCP's tools and forms, the REST routes and catalog)."""
+        operation = self._by_name.get(name)
+        if operation is None and urn:
+            operation = self._by_urn.get(name)
+        if operation is None:
+            return None
+        if model is not None and operation.resource.model is not model:
+            return None
+        if transition and not operation.is_transition:
+            return None
+        if not operation.permits(user):
+            return None
+        return operation
+
     def for_user(self, user: Any) -> list[Operation]:
         """The operations this caller may know about, in catalog order (each permission
         asked once: the operations of a model mostly share theirs)."""

@@ -87,13 +87,8 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
     # -- helpers -------------------------------------------------------------------
 
     def _operation(self, request: HttpRequest, name: str) -> Operation:
-        operation = get_catalog().lookup(name)
-        if (
-            operation is None
-            or operation.resource.model is not self.model
-            or not operation.is_transition
-            or not operation.permits(request.user)
-        ):
+        operation = get_catalog().resolve(name, request.user, model=self.model, transition=True)
+        if operation is None:
             raise Http404("No such operation.")
         return operation
 

@@ -212,11 +212,11 @@ def _not_offered(ctx: Context, url: str, name: str) -> tuple[str, str]:
     all (it changed since the read) runs through its own route, like any other.
     """
     located = locate(url)
-    operation = get_catalog().lookup(name)
-    if located is None or operation is None or operation.name != name:
+    if located is None:
         raise Problem.not_found()
     resource, pk = located
-    if operation.resource is not resource or not operation.is_transition:
+    operation = get_catalog().resolve(name, ctx.user, model=resource.model, transition=True)
+    if operation is None:
         raise Problem.not_found()
     verdict = evaluate(operation, ctx.find(resource, pk), ctx.user)
     if isinstance(verdict, Unavailable):

@@ -122,9 +122,9 @@ class CatalogTools:
     def call_tool(
         self, ctx: Context, name: str, arguments: dict[str, Any], meta: dict[str, Any]
     ) -> dict[str, Any]:
-        operation = get_catalog().lookup(name)
-        # lookup() also answers to URNs; a tool is called by its name only.
-        if operation is None or operation.name != name or not operation.permits(ctx.user):
+        # A tool is called by its name only, never its URN.
+        operation = get_catalog().resolve(name, ctx.user)
+        if operation is None:
             raise JsonRpcError(INVALID_PARAMS, UNKNOWN_TOOL)
         try:
             # A malformed key is malformed _meta, as a key that is no string always was.

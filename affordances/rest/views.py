@@ -133,8 +133,8 @@ class OperationDetailView(ProblemResponsesMixin, APIView):
     )
     def get(self, request: Request, ident: str) -> Response:
         catalog = get_catalog()
-        operation = catalog.lookup(ident)
-        if operation is None or not operation.permits(request.user):
+        operation = catalog.resolve(ident, request.user, urn=True)
+        if operation is None:
             raise Problem.not_found()
         etag = representation_etag(request, catalog.etag([operation]))
         if if_none_match(request.headers.get("If-None-Match", ""), etag):

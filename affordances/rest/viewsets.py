@@ -418,8 +418,11 @@ class TransitionActionsMixin:
     def _usable_route_operation(self) -> tuple[str | None, Operation | None]:
         """The route's transition, and its operation if this request's caller may use it."""
         method_name, operation = self._route_operation()
-        if operation is not None and not operation.permits(_caller(self.request)):  # type: ignore[attr-defined]
-            operation = None
+        if operation is not None:
+            user = _caller(self.request)  # type: ignore[attr-defined]
+            operation = get_catalog().resolve(
+                operation.name, user, model=self.model, transition=True
+            )
         return method_name, operation
 
     def get_serializer_class(self) -> Any:
