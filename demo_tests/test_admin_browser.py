@@ -106,17 +106,53 @@ def test_support_cancels_an_unpaid_order_and_a_stale_page_is_refused(live_server
     expect(page.locator(".affordance-button[data-operation=confirm_order]")).to_have_count(0)
     _shot(page, "03-change-page-pending-unpaid")
 
-    # The argument form: only the reasons allowed for this order and user.
+    # The argument form: only the reasons allowed for this order and user, none chosen.
     cancel.click()
-    page.wait_for_url(f"**/admin/orders/order/{unpaid.pk}/operation/cancel_order/")
+    form_url = f"**/admin/orders/order/{unpaid.pk}/operation/cancel_order/"
+    page.wait_for_url(form_url)
     reason = page.locator("select[name=reason]")
     expect(reason).to_be_visible()
     options = reason.locator("option").evaluate_all("options => options.map(o => o.value)")
-    assert options == ["customer_request", "inventory_failure"]
+    assert options == ["", "customer_request", "inventory_failure"]
+    expect(reason).to_have_value("")
+    assert reason.evaluate("select => select.required") is True
+    submit = page.locator("form[data-operation=cancel_order] input[type=submit]")
+
+    # An untouched form runs nothing: the browser keeps it (the reason is required).
+    submit.click()
+    page.wait_for_timeout(300)
+    assert page.url.endswith(f"/admin/orders/order/{unpaid.pk}/operation/cancel_order/")
+    assert reason.evaluate("select => select.validity.valueMissing") is True
+    assert not AuditRecord.objects.filter(object_id=str(unpaid.pk)).exists()
+
     reason.select_option("inventory_failure")
     page.fill("textarea[name=note]", "Out of stock")
     _shot(page, "04-cancel-form")
-    page.click("form[data-operation=cancel_order] input[type=submit]")
+    submit.click()
+
+    # Cancelling asks first: the consequence and the change, nothing run yet.
+    confirmation = page.locator(".affordance-confirmation[data-operation=cancel_order]")
+    expect(confirmation).to_be_visible()
+    expect(confirmation.locator(".affordance-consequence")).to_contain_text("will be cancelled")
+    expect(confirmation.locator(".affordance-change")).to_contain_text("pending → cancelled")
+    _shot(page, "04b-cancel-confirmation")
+    assert Order.objects.get(pk=unpaid.pk).status == "pending"
+
+    # "No, take me back" runs nothing.
+    confirmation.locator("a.cancel-link").click()
+    page.wait_for_url(f"**/admin/orders/order/{unpaid.pk}/change/")
+    kept = Order.objects.get(pk=unpaid.pk)
+    assert (kept.status, kept.version) == ("pending", 1)
+    assert not AuditRecord.objects.filter(object_id=str(unpaid.pk)).exists()
+
+    # Again, and "Yes, I'm sure".
+    page.locator(".affordance-button[data-operation=cancel_order]").click()
+    page.wait_for_url(form_url)
+    page.locator("select[name=reason]").select_option("inventory_failure")
+    page.fill("textarea[name=note]", "Out of stock")
+    page.locator("form[data-operation=cancel_order] input[type=submit]").click()
+    expect(confirmation).to_be_visible()
+    confirmation.locator("input[type=submit]").click()
 
     # Success: the message, the new state, the history entry.
     page.wait_for_url(f"**/admin/orders/order/{unpaid.pk}/change/")
@@ -227,6 +263,20 @@ def test_every_page_the_app_adds_has_no_serious_accessibility_finding(live_serve
         expect(page.locator("#content-main")).to_contain_text("Cancel order on:")
         found[f"bulk operation form ({scheme})"] = _axe(page)
         _shot(page, f"08-bulk-form-{scheme}")
+        # Its confirmation: each selected object's preview (or refusal) before anything runs.
+        page.locator("select[name=reason]").select_option("customer_request")
+        page.locator("#content-main input[type=submit]").first.click()
+        expect(page.locator(".affordance-bulk-preview")).to_be_visible()
+        found[f"bulk confirmation ({scheme})"] = _axe(page)
+        _shot(page, f"09-bulk-confirmation-{scheme}")
+        # One object's confirmation page, reached from its operation form.
+        page.goto(pages["operation form"])
+        page.locator("select[name=reason]").select_option("customer_request")
+        page.locator("form[data-operation=cancel_order] input[type=submit]").click()
+        expect(page.locator(".affordance-consequence")).to_be_visible()
+        found[f"confirmation page ({scheme})"] = _axe(page)
+        _shot(page, f"10-confirmation-{scheme}")
+    assert Order.objects.get(pk=pending.pk).status == "pending"  # nothing was confirmed
 
     failing = {name: nodes for name, nodes in found.items() if nodes}
     assert failing == {}, json.dumps(failing, indent=1)
