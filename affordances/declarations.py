@@ -62,6 +62,9 @@ class OperationSpec:
     # person before it runs (affordances.confirmation).
     confirm: bool = False
     consequence: Consequence | None = None
+    # Model-level permissions the caller must hold before any object is involved (a
+    # role): with an object backend, the catalog and tools/list then differ by role.
+    requires: tuple[str, ...] = ()
 
     def enabled(self) -> bool:
         """Whether the operation joins the catalog: always, or while its setting is truthy."""
@@ -81,6 +84,7 @@ def operation(
     enabled_by: str | None = None,
     confirm: bool = False,
     consequence: Consequence | None = None,
+    requires: str | Sequence[str] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a transition as an operation. Apply it above ``@transition``.
 
@@ -90,10 +94,18 @@ def operation(
     input schema. ``enabled_by`` names a Django setting: the operation exists (catalog,
     tools, affordances, execution) only while that setting is truthy. ``confirm``: the
     faces ask the person before the operation runs, telling them ``consequence`` (a
-    sentence, or ``(instance) -> str``; docs/protocol.md#confirmations).
+    sentence, or ``(instance) -> str``; docs/protocol.md#confirmations). ``requires``: a
+    permission (``"app_label.codename"``) or several that the caller must hold without
+    an object — a role's prerequisite — before the operation's own permission is asked
+    of any object (docs/howto/roles-permissions.md#role-prerequisites).
     """
     if consequence is not None and not confirm:
         raise TypeError("consequence= is the text of a confirmation: give confirm=True too.")
+    prerequisites = (requires,) if isinstance(requires, str) else tuple(requires)
+    if not all(isinstance(perm, str) and perm.count(".") == 1 for perm in prerequisites):
+        raise TypeError(
+            "requires= takes permission names 'app_label.codename' (one, or a sequence)."
+        )
     spec = OperationSpec(
         title=title,
         input=input,
@@ -106,6 +118,7 @@ def operation(
         enabled_by=enabled_by,
         confirm=bool(confirm),
         consequence=consequence,
+        requires=prerequisites,
     )
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:

@@ -303,6 +303,12 @@ class Operation:
         transitions = self.transition.meta.transitions.values()
         return tuple(dict.fromkeys(t.permission or None for t in transitions))
 
+    @property
+    def prerequisites(self) -> tuple[str, ...]:
+        """The permissions ``@operation(requires=...)`` asks of the caller without an
+        object, before any of the operation's own."""
+        return self.spec.requires if self.spec is not None else ()
+
     def holding(self, user: Any, known: Known | None = None) -> Holding:
         """What ``user`` holds of this operation before any object is read (see the
         module's docstring). ``user.has_perm`` is cached per user object by Django's
@@ -318,6 +324,16 @@ class Operation:
             known = {}
         if not known:
             capabilities.prime(user)
+        for prerequisite in self.prerequisites:
+            # A role's permission, never an object's: without it the operation is
+            # nothing to this caller, whatever an object backend would say per object.
+            # The same question as a create's model-level permission: shared in ``known``.
+            role: tuple[Permission, bool] = (prerequisite, False)
+            held: Any = known.get(role, _UNASKED)
+            if held is _UNASKED:
+                held = known[role] = bool(user.has_perm(prerequisite))
+            if not held:
+                return _HOLDS_NOTHING
         per_object = self.is_transition  # a create has no object; a read no permission
         answers: dict[Permission, bool | None] = {}
         for permission in self.permissions:

@@ -27,6 +27,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     # The `oauth` extra's authorization server (tests/test_mcp_oauth.py).
     "oauth2_provider",
+    # A per-object permission backend (tests/test_role_prerequisites.py).
+    "guardian",
     "affordances",
     "tests.generic",
 ]
@@ -141,3 +143,6 @@ AFFORDANCES = {
     "NAMESPACE": "example",
     "MODELS": {},
 }
+
+# django-guardian: no anonymous user row in every test database.
+ANONYMOUS_USER_NAME = None

@@ -118,5 +118,6 @@ from tests.generic.inheritance import Asset, Vehicle  # noqa: E402, F401
 from tests.generic.keys import Locker, Voucher  # noqa: E402, F401
 from tests.generic.lending import Book, Hold, Loan  # noqa: E402, F401
 from tests.generic.parcels import Parcel  # noqa: E402, F401
+from tests.generic.payouts import Payout  # noqa: E402, F401
 from tests.generic.shelves import Shelf, Tote, Volume  # noqa: E402, F401
 from tests.generic.transfers import Branch, Crate, Label  # noqa: E402, F401
