@@ -131,6 +131,18 @@ def claim(*, user: Any, key: str, print_: str) -> Claim:
     return Claim(record=existing, replay=True)
 
 
+def completed(*, user: Any, key: str) -> bool:
+    """Whether ``user``'s request with ``key`` has run to its end (and is not expired):
+    a call with this key is then a replay, answered from the record — never asked about
+    again (a confirmation asks before a run, not before its replay)."""
+    return IdempotencyRecord.objects.filter(
+        user=user,
+        key=key,
+        state=IdempotencyRecord.DONE,
+        expires_at__gt=timezone.now(),
+    ).exists()
+
+
 def _expiry(now: Any) -> Any:
     return now + timedelta(seconds=settings.IDEMPOTENCY_TTL)
 

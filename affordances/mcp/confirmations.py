@@ -44,6 +44,7 @@ __all__ = [
     "CONFIRM_FIELD",
     "ELICITATION_ID",
     "Refused",
+    "answered",
     "can_elicit",
     "confirm",
     "missing_inputs",
@@ -285,8 +286,33 @@ def resume(
     state: Any,
     responses: Any,
 ) -> execution.Outcome:
-    """The retry: the state checked and bound to this very call, then the person's answer.
-    Raises a :class:`Problem` for anything but an accepted, complete answer."""
+    """The retry: the state checked and bound to this very call, then the person's answer
+    (:func:`answered`), then the run at the version the person saw."""
+    completed, version = answered(ctx, operation, arguments, state, responses)
+    return execution.perform(
+        operation=operation,
+        pk=arguments[operation.resource.id_argument],
+        user=ctx.user,
+        arguments=completed,
+        via=Interface.MCP,
+        represent=ctx.represent_full,
+        expected_version=version,
+        idempotency_key=key,
+        request=ctx.request,
+    )
+
+
+def answered(
+    ctx: Context,
+    operation: Operation,
+    arguments: dict[str, Any],
+    state: Any,
+    responses: Any,
+) -> tuple[dict[str, Any], int]:
+    """The arguments completed with the person's answers, and the version they saw —
+    when ``state`` is one this server sealed for this very call and the answer accepts.
+    Raises a :class:`Problem` for anything else; runs nothing (each face runs it its way:
+    the catalog's tools with :func:`resume`, the forms profile through its REST call)."""
     try:
         payload = unseal(state, purpose=PURPOSE, max_age=settings.CONFIRMATION_TTL)
     except Unsealed:
@@ -336,17 +362,8 @@ def resume(
     errors = schema_errors(operation.input_schema, completed)
     if errors:
         raise Problem.validation(errors)
-    return execution.perform(
-        operation=operation,
-        pk=pk,
-        user=ctx.user,
-        arguments=completed,
-        via=Interface.MCP,
-        represent=ctx.represent_full,
-        expected_version=payload["v"],
-        idempotency_key=key,
-        request=ctx.request,
-    )
+    version: int = payload["v"]
+    return completed, version
 
 
 def _invalid() -> Problem:

@@ -26,7 +26,7 @@ from django.urls import is_valid_path, reverse
 from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.evaluation import Available, Unavailable, evaluate
-from affordances.mcp import subrequest
+from affordances.mcp import confirmations, subrequest
 from affordances.mcp.resources import locate
 from affordances.mcp.subrequest import Answer, OutsideApi, api_path
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
@@ -204,6 +204,43 @@ def _problem(problem: Problem) -> dict[str, Any]:
     return _result(problem.as_dict(include_current=False), is_error=True)
 
 
+class _Asking(Exception):
+    """The person must be asked first: ``result`` is the InputRequiredResult."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__("input required")
+        self.result = result
+
+
+def _confirmed(
+    ctx: Context, url: str, template: str, values: dict[str, Any], meta: dict[str, Any]
+) -> dict[str, Any]:
+    """The arguments to submit: as given, for an operation that does not ask the person;
+    for one that does (docs/protocol.md#confirmations), the person's answer must come
+    first, as on the catalog's tools — the form is asked for (:class:`_Asking`), or
+    refused where the client cannot show one (:class:`confirmations.Refused`), and the
+    accepted answer submits at the version the person saw. The REST face runs a POST on
+    the call, so this is where interface C asks."""
+    located = locate(url)
+    if located is None:
+        return values
+    resource, pk = located
+    operation = get_catalog().resolve(template, ctx.user, model=resource.model, transition=True)
+    if operation is None or not operation.confirmation_required:
+        return values
+    # The id as the catalog's tool takes it (an integer key as a number, not its digits).
+    call = {**values, resource.id_argument: resource.parse_pk(pk)}
+    if ctx.request_state is not None or ctx.input_responses is not None:
+        completed, version = confirmations.answered(
+            ctx, operation, call, ctx.request_state, ctx.input_responses
+        )
+        submitted = {k: v for k, v in completed.items() if k != resource.id_argument}
+        return {**submitted, "expectedVersion": version}
+    missing = confirmations.missing_inputs(operation, call)
+    elicit = confirmations.can_elicit(ctx, meta)
+    raise _Asking(confirmations.confirm(ctx, operation, call, missing, elicit=elicit))
+
+
 def _not_offered(ctx: Context, url: str, name: str) -> tuple[str, str]:
     """A template the document did not offer: the core says why, as it would anywhere.
 
@@ -249,7 +286,7 @@ class FormsTools:
         if name == "read_resource":
             return self._read(ctx, arguments)
         if name == "submit_form":
-            return self._submit(ctx, arguments)
+            return self._submit(ctx, arguments, meta)
         raise JsonRpcError(INVALID_PARAMS, UNKNOWN_TOOL)
 
     def _read(self, ctx: Context, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -265,7 +302,9 @@ class FormsTools:
             return _problem(Problem.validation({"url": [str(exc)]}))
         return self._answer(answer.status, answer.body)
 
-    def _submit(self, ctx: Context, arguments: dict[str, Any]) -> dict[str, Any]:
+    def _submit(
+        self, ctx: Context, arguments: dict[str, Any], meta: dict[str, Any]
+    ) -> dict[str, Any]:
         errors: dict[str, list[str]] = {
             name: ["Unknown argument."]
             for name in sorted(set(arguments) - {"url", "template", "arguments"})
@@ -295,6 +334,15 @@ class FormsTools:
                 target, method = _not_offered(ctx, url, arguments["template"])
             except Problem as problem:
                 return _problem(problem)
+        if method != "GET":
+            try:
+                values = _confirmed(ctx, url, arguments["template"], values, meta)
+            except confirmations.Refused as refused:
+                return _result(refused.body, is_error=True)
+            except Problem as problem:
+                return _problem(problem)
+            except _Asking as asking:
+                return asking.result
         try:
             answer, _ = _fetch(ctx.request, method, target, values if method != "GET" else None)
         except (OutsideApi, _Moved) as exc:  # a template we rendered never points elsewhere

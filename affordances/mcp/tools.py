@@ -196,6 +196,8 @@ class CatalogTools:
             return tool_result(ctx.shaped(outcome.body), replayed=outcome.replayed)
         if operation.resource.id_argument not in arguments:
             return None  # nothing to ask about: the schema's check says what is missing
+        if key is not None and idempotency.completed(user=ctx.user, key=key):
+            return None  # a replay of what ran: the record answers, as on every face
         missing = confirmations.missing_inputs(operation, arguments)
         elicit = confirmations.can_elicit(ctx, meta)
         if not operation.confirmation_required and not (missing and elicit):
