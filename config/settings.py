@@ -297,6 +297,9 @@ AFFORDANCES = {
     "NAMESPACE": "example",
     # gunicorn's timeout (config/gunicorn.py): how long a run can possibly last.
     "REQUEST_TIMEOUT": int(os.environ.get("GUNICORN_TIMEOUT") or "30"),
+    # Whether an @operation(confirm=True) asks the person first (docs/protocol.md#confirmations).
+    # Off only for a server no person is behind: `make load`'s (load/run.py).
+    "CONFIRMATIONS": env_bool("AFFORDANCES_CONFIRMATIONS", True),
     # OAuth 2.1 (docs/howto/mcp-hosts.md#oauth): the MCP endpoints name the authorization
     # server at /o in their RFC 9728 metadata and challenges, and take its tokens (bound to
     # the endpoint, RFC 8707) as well as simplejwt's from /api/token/.

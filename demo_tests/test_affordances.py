@@ -110,6 +110,7 @@ def test_affordance_has_the_shape_of_spec_section_5(demo, api):
             "name": "cancel_order",
             "title": "Cancel order",
             "method": "POST",
+            "confirmationRequired": True,
             "target": f"http://testserver/api/orders/{order.pk}/cancel/",
             "arguments": {"orderId": order.pk},
             "constraints": {"properties": {"reason": {"enum": ["customer_request"]}}},

@@ -15,7 +15,11 @@ them:
   properties.
 
 Creation, confirmation and cancellation are done by ``support``; shipping and delivery by
-``warehouse`` (another token, so another client session). Every HTTP exchange is
+``warehouse`` (another token, so another client session). Cancelling asks the person
+first (docs/protocol.md#confirmations): on A and B in 2026-07-28 the SDK shows the form
+through its ``elicitation_callback``, where a stand-in for the person reads it and
+accepts; over the legacy handshake the client cannot be asked, and the cancel is refused
+with ``confirmation_required`` and nothing run. Every HTTP exchange is
 recorded and each answer validated with the protocol's own types for its revision
 (``tests.mcp_wire.check``); every tool result is checked against its tool's
 ``outputSchema``. The client is async: each test touches the ORM only before and after
@@ -40,7 +44,7 @@ from django.urls import clear_url_caches
 from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, Tool
+from mcp_types import CallToolResult, ElicitResult, Tool, methods
 from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances.catalog import reset_catalog
@@ -106,7 +110,13 @@ class Recorder:
             if exchange.sent["method"] == "initialize":
                 version = envelope.get("result", {}).get("protocolVersion", LEGACY)
             assert version is not None, exchange
-            check(exchange.sent["method"], version, envelope)
+            result = envelope.get("result", {})
+            if result.get("resultType") == "input_required":
+                # The form that asks the person: a result type of 2026-07-28 only.
+                assert version == MODERN, exchange
+                methods.parse_server_result(exchange.sent["method"], version, result)
+            else:
+                check(exchange.sent["method"], version, envelope)
 
     def raw_results(self, path: str, method: str, *, version: str) -> list[bytes]:
         """The bytes of each successful result, envelope and request id stripped."""
@@ -120,6 +130,15 @@ class Recorder:
         ]
 
 
+@dataclass(frozen=True)
+class Asked:
+    """One form the client showed its person: who was asked, what they read."""
+
+    username: str
+    message: str
+    schema: dict[str, Any]
+
+
 class Server:
     """The live server as the SDK sees it, with one bearer token per demo user."""
 
@@ -128,9 +147,22 @@ class Server:
         self.demo = demo
         self.recorder = Recorder()
         self.tokens = {name: str(AccessToken.for_user(user)) for name, user in demo.users.items()}
+        self.asked: list[Asked] = []
 
     def pk(self, key: str) -> int:
         return self.demo.orders[key].pk
+
+    def person(self, username: str) -> Callable[[Any, Any], Awaitable[ElicitResult]]:
+        """The stand-in for the person behind ``username``'s client: every form shown is
+        recorded, and a form that only asks to confirm is accepted."""
+
+        async def elicitation_callback(context: Any, params: Any) -> ElicitResult:
+            self.asked.append(Asked(username, params.message, params.requested_schema))
+            if set(params.requested_schema["properties"]) != {"confirm"}:
+                return ElicitResult(action="decline")  # not what a scenario should ask
+            return ElicitResult(action="accept", content={"confirm": True})
+
+        return elicitation_callback
 
     @asynccontextmanager
     async def client(self, username: str, interface: str, mode: str) -> AsyncIterator[Client]:
@@ -139,7 +171,11 @@ class Server:
         url = f"{self.url}{ENDPOINTS[interface]}"
         async with (
             httpx2.AsyncClient(headers=headers, event_hooks=hooks, timeout=30) as http,
-            Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+            Client(
+                streamable_http_client(url, http_client=http),
+                mode=mode,
+                elicitation_callback=self.person(username),
+            ) as client,
         ):
             assert client.protocol_version == NEGOTIATED[mode]
             yield client
@@ -460,20 +496,76 @@ async def play_s2(team: Team) -> dict[str, Any]:
     }
 
 
-def check_s2(interface: str, seen: dict[str, Any]) -> None:
+def asks_first(interface: str) -> bool:
+    """Whether cancel_order asks the person on this interface's MCP tools: on every one
+    (C's submit_form asks before its REST call, as the catalog's tools do)."""
+    return True
+
+
+def cancelling(order_id: int, description: str, total: str, before: str) -> str:
+    """What the person reads before cancel_order runs: the consequence and the change."""
+    return (
+        f"Order #{order_id} ({total} EUR, {description}) will be cancelled; this cannot be "
+        f"undone.\nChange: status: {before} → cancelled."
+    )
+
+
+def check_asked(server: Server, messages: list[str]) -> None:
+    """The support agent's person was asked exactly these, in order, and only to confirm;
+    nobody else was asked anything."""
+    assert [(asked.username, asked.message) for asked in server.asked] == [
+        ("support", message) for message in messages
+    ]
+    for asked in server.asked:
+        assert asked.schema["required"] == ["confirm"]
+        assert asked.schema["properties"]["confirm"]["type"] == "boolean"
+
+
+def check_refused_unasked(step: Outcome, message: str) -> None:
+    """A client that cannot ask its person (the legacy handshake) is refused: the
+    consequence said, nothing ran."""
+    assert step.called and step.is_error and step.answer is not None, step
+    problem = step.answer
+    assert (problem["code"], problem["status"]) == ("confirmation_required", 428)
+    consequence, change = message.split("\nChange: ")
+    assert problem["consequence"] == consequence
+    assert problem["detail"].startswith(f"{consequence} ({change[:-1]}).")
+    assert "Nothing ran." in problem["detail"]
+    assert problem["preview"]["stateChange"]["to"] == "cancelled"
+
+
+def check_s2(interface: str, seen: dict[str, Any], server: Server, *, legacy: bool = False) -> None:
     steps: list[Outcome] = seen["steps"]
+    order = Order.objects.get(pk=seen["order"])
+    if interface == "B":
+        # B knew before it called which of the two asks the person first.
+        names = {"confirm_order": False, "cancel_order": True}
+        for step, (name, asks) in zip(steps, names.items(), strict=True):
+            (affordance,) = [a for a in step.read["affordances"] if a["name"] == name]
+            assert affordance.get("confirmationRequired", False) is asks, affordance
+    message = cancelling(order.pk, "S2 lamp", "45.00", "confirmed")
+    if legacy and asks_first(interface):
+        confirmed, cancel = steps
+        assert confirmed.called and not confirmed.is_error and confirmed.answer is not None
+        assert_face(interface, confirmed.answer)
+        assert confirmed.answer["status"] == "confirmed"
+        check_refused_unasked(cancel, message)
+        assert (order.status, order.version) == ("confirmed", 2)
+        assert [name for name, *_ in audit_trail(order.pk)] == ["create_order", "confirm_order"]
+        return
     for step in steps:
         assert step.called and not step.is_error, step
         assert step.answer is not None
         assert_face(interface, step.answer)
     assert [step.answer["status"] for step in steps if step.answer] == ["confirmed", "cancelled"]
-    order = Order.objects.get(pk=seen["order"])
     assert (order.status, order.version) == ("cancelled", 3)
     assert [name for name, *_ in audit_trail(order.pk)] == [
         "create_order",
         "confirm_order",
         "cancel_order",
     ]
+    if not legacy:
+        check_asked(server, [message] if asks_first(interface) else [])
 
 
 async def play_s3(team: Team, interface: str) -> dict[str, Any]:
@@ -539,17 +631,26 @@ async def play_s6(team: Team) -> dict[str, Any]:
     return {"orders": orders, "steps": steps, "report": await team.support.report(orders)}
 
 
-def check_s6(interface: str, seen: dict[str, Any]) -> None:
-    for step in seen["steps"]:
+def check_s6(interface: str, seen: dict[str, Any], server: Server, *, legacy: bool = False) -> None:
+    first, second, third = seen["orders"]
+    message = cancelling(third, "S6 chair 2", "32.00", "pending")
+    *confirms, cancel = seen["steps"]
+    refused = legacy and asks_first(interface)
+    for step in confirms if refused else seen["steps"]:
         assert step.called and not step.is_error, step
         assert_face(interface, step.answer)
-    first, second, third = seen["orders"]
+    if refused:
+        check_refused_unasked(cancel, message)
     expected = {first: "confirmed", second: "confirmed", third: "cancelled"}
+    if refused:
+        expected[third] = "pending"
     assert seen["report"] == expected
     stored = Order.objects.filter(pk__in=seen["orders"])
     assert {order.pk: (order.status, order.version) for order in stored} == {
-        pk: (status, 2) for pk, status in expected.items()
+        pk: (status, 1 if status == "pending" else 2) for pk, status in expected.items()
     }
+    if not legacy:
+        check_asked(server, [message] if asks_first(interface) else [])
 
 
 def add_orders(count: int) -> None:
@@ -579,6 +680,7 @@ def test_s1_create_confirm_ship_deliver_ends_delivered(server: Server, interface
             return await play_s1(team)
 
     check_s1(interface, server.run(play))
+    assert server.asked == []  # nothing here asks the person
 
 
 @pytest.mark.parametrize("interface", INTERFACES)
@@ -587,7 +689,7 @@ def test_s2_create_confirm_cancel_ends_cancelled(server: Server, interface: str)
         async with server.team(interface) as team:
             return await play_s2(team)
 
-    check_s2(interface, server.run(play))
+    check_s2(interface, server.run(play), server)
 
 
 @pytest.mark.parametrize("interface", INTERFACES)
@@ -661,7 +763,7 @@ def test_s6_three_orders_two_confirmed_one_cancelled(server: Server, interface: 
         async with server.team(interface) as team:
             return await play_s6(team)
 
-    check_s6(interface, server.run(play))
+    check_s6(interface, server.run(play), server)
 
 
 # --- the same over the initialize handshake (legacy: 2025-11-25) -------------------------
@@ -682,10 +784,14 @@ def test_the_scenarios_pass_over_the_legacy_handshake_too(server: Server, interf
     seen = server.run(play)
 
     check_s1(interface, seen["S1"], audited=False)
-    check_s2(interface, seen["S2"])
+    # Cancelling asks the person first, and a 2025-11-25 client cannot be asked (even one
+    # that could show a form): on A and B the cancel is refused and the order left as it
+    # was; the person cancels in a client that asks them, or in the admin.
+    check_s2(interface, seen["S2"], server, legacy=True)
     check_s3(interface, seen["S3"])
-    check_s6(interface, seen["S6"])
+    check_s6(interface, seen["S6"], server, legacy=True)
     check_s4(seen["S4"])
+    assert server.asked == []
     methods = [exchange.sent.get("method") for exchange in server.recorder.exchanges]
     # Two sessions (support, warehouse), each with its own handshake and no discovery.
     assert methods.count("initialize") == methods.count("notifications/initialized") == 2

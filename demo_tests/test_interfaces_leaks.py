@@ -4,8 +4,8 @@ docs/protocol.md#mcp-profiles): a customer on A, B or C never sees what she may 
 Alice (customer: she may read her own orders, create and cancel them) drives a realistic
 session on each interface — lifecycle, tools, every order she can see, an allowed action
 and a few forbidden ones — and every byte she receives (headers and bodies of tool
-lists, results, problems and protocol errors) is searched for the operations she lacks
-the capability for. Then Bob reads one of Alice's orders: on every interface that is
+lists, results, forms, problems and protocol errors) is searched for the operations she
+lacks the capability for. Then Bob reads one of Alice's orders: on every interface that is
 indistinguishable from reading an order that does not exist.
 """
 
@@ -19,6 +19,8 @@ import pytest
 
 from demo_tests.conftest import Demo
 from demo_tests.test_interfaces_http import FORMS, HYBRID, STATIC, initialize, wire_for
+from demo_tests.test_mcp_confirmations import ACCEPT, call
+from orders.models import Order
 from tests.mcp_wire import LEGACY, MODERN, Wire
 
 INTERFACES = {"A": STATIC, "B": HYBRID, "C": FORMS}
@@ -61,6 +63,24 @@ def pk_of(demo: Demo, key: str) -> int:
     return demo.orders[key].pk
 
 
+def cancel(alice: Wire, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """cancel_order as her client calls it (docs/protocol.md#confirmations): in 2026-07-28
+    it declares form elicitation, shows Alice the form and sends her acceptance back; the
+    final result and the messages of the forms she was shown."""
+    return asked(alice, "cancel_order", arguments)
+
+
+def asked(alice: Wire, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A call of ``tool`` from her client, with her acceptance of any form it is asked."""
+    result = call(alice, tool, arguments)
+    shown: list[str] = []
+    if result.get("resultType") == "input_required":
+        shown.append(result["inputRequests"]["confirmation"]["params"]["message"])
+        state = result["requestState"]
+        result = call(alice, tool, arguments, inputResponses=ACCEPT, requestState=state)
+    return result, shown
+
+
 def body_of(answer: bytes) -> dict[str, Any]:
     return json.loads(answer.split(b"\n", 1)[1])
 
@@ -99,18 +119,18 @@ def test_a_customer_on_the_catalog_tools_sees_no_trace_of_what_she_lacks(
         alice.result("resources/read", {"uri": resource["uri"]})
 
     # What she may do, what she may do but not now, and an argument outside her constraints.
-    cancelled = alice.tool(
-        "cancel_order",
-        {"orderId": pk_of(demo, "demo-01"), "reason": "customer_request", "expectedVersion": 1},
+    mine = pk_of(demo, "demo-01")
+    cancelled, shown = cancel(
+        alice, {"orderId": mine, "reason": "customer_request", "expectedVersion": 1}
     )
-    too_late = alice.tool(
-        "cancel_order", {"orderId": pk_of(demo, "demo-06"), "reason": "customer_request"}
+    too_late, shown_too_late = cancel(
+        alice, {"orderId": pk_of(demo, "demo-06"), "reason": "customer_request"}
     )
-    outside_constraints = alice.tool(
-        "cancel_order", {"orderId": pk_of(demo, "demo-03"), "reason": "inventory_failure"}
+    outside_constraints, shown_outside = cancel(
+        alice, {"orderId": pk_of(demo, "demo-03"), "reason": "inventory_failure"}
     )
-    stale = alice.tool(
-        "cancel_order",
+    stale, shown_stale = cancel(
+        alice,
         {"orderId": pk_of(demo, "demo-03"), "reason": "customer_request", "expectedVersion": 9},
     )
     # What she lacks the capability for: refused exactly like a tool that does not exist.
@@ -130,8 +150,19 @@ def test_a_customer_on_the_catalog_tools_sees_no_trace_of_what_she_lacks(
         "list_purchase_requests",
     ]
     assert len(orders) == 9 and {order["customer"] for order in orders.values()} == {"alice"}
-    assert cancelled["isError"] is False
-    assert cancelled["structuredContent"]["status"] == "cancelled"
+    if version == MODERN:
+        # She was asked once, for her own order, and said yes.
+        assert len(shown) == 1 and shown[0].startswith(f"Order #{mine} (")
+        assert cancelled["isError"] is False
+        assert cancelled["structuredContent"]["status"] == "cancelled"
+    else:
+        # Her client cannot ask her: refused, nothing ran.
+        assert shown == []
+        assert cancelled["isError"] is True
+        assert cancelled["structuredContent"]["code"] == "confirmation_required"
+        assert Order.objects.get(pk=mine).status == "pending"
+    # What would be refused is refused before anyone is asked.
+    assert shown_too_late == shown_outside == shown_stale == []
     assert too_late["structuredContent"]["reason"] == "already_shipped"
     assert outside_constraints["structuredContent"]["code"] == "validation_error"
     assert stale["structuredContent"]["code"] == "stale_version"
@@ -195,10 +226,14 @@ def test_a_customer_following_links_sees_no_trace_of_what_she_lacks(
         for prop in pending["_templates"]["cancel_order"]["properties"]
         if prop.get("type") == "hidden"
     ]
-    cancelled = submit(
-        pending["_links"]["self"]["href"],
-        "cancel_order",
-        {"reason": "customer_request", "expectedVersion": version_field["value"]},
+    cancelled, shown = asked(
+        alice,
+        "submit_form",
+        {
+            "url": pending["_links"]["self"]["href"],
+            "template": "cancel_order",
+            "arguments": {"reason": "customer_request", "expectedVersion": version_field["value"]},
+        },
     )
     # Templates she lacks, on her confirmed order: refused exactly like a made-up one.
     refusals = {
@@ -212,8 +247,16 @@ def test_a_customer_following_links_sees_no_trace_of_what_she_lacks(
     for doc in documents.values():
         assert set(doc["_templates"]) <= {"cancel_order"}
     assert "create_order" in collection["_templates"]
-    assert cancelled["isError"] is False
-    assert cancelled["structuredContent"]["status"] == "cancelled"
+    if version == MODERN:
+        # Asked once, as on the catalog's tools (submit_form asks before its REST call).
+        assert len(shown) == 1 and shown[0].startswith(f"Order #{pending['id']} (")
+        assert cancelled["isError"] is False
+        assert cancelled["structuredContent"]["status"] == "cancelled"
+    else:
+        assert shown == []
+        assert cancelled["isError"] is True
+        assert cancelled["structuredContent"]["code"] == "confirmation_required"
+        assert Order.objects.get(pk=pending["id"]).status == "pending"
     ship = refusals["ship_order"]
     assert ship["isError"] is True
     # What she lacks reads exactly like what does not exist.

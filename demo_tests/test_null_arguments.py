@@ -19,8 +19,9 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances.models import AuditRecord
 from demo_tests.conftest import Demo
+from demo_tests.test_mcp_confirmations import ACCEPT, call
 from orders.models import Order
-from tests.mcp_wire import Wire
+from tests.mcp_wire import MODERN, Wire
 
 Api = Callable[[str], APIClient]
 HAL_FORMS = "application/prs.hal-forms+json"
@@ -61,8 +62,23 @@ def test_hal_forms_takes_a_null_optional_argument_as_absent(api: Api, demo: Demo
 
 
 def test_mcp_takes_a_null_optional_argument_as_absent(demo: Demo) -> None:
+    # cancel_order asks the person first (docs/protocol.md#confirmations): a 2026-07-28
+    # client that shows forms, and the person's yes sent back with the same arguments.
     pk = demo.orders["demo-03"].pk
-    result = _mcp(demo, {"orderId": pk, **CANCEL})
+    wire = Wire(str(AccessToken.for_user(demo.users["support"])), version=MODERN)
+    arguments = {"orderId": pk, **CANCEL}
+    asked = call(wire, "cancel_order", arguments)
+    assert asked["resultType"] == "input_required", asked
+    # The null optional arguments are absent, not missing: only the confirmation is asked.
+    schema = asked["inputRequests"]["confirmation"]["params"]["requestedSchema"]
+    assert schema["required"] == ["confirm"] and set(schema["properties"]) == {"confirm"}
+    result = call(
+        wire,
+        "cancel_order",
+        arguments,
+        inputResponses=ACCEPT,
+        requestState=asked["requestState"],
+    )
 
     assert result["isError"] is False, result
     assert result["structuredContent"]["status"] == "cancelled"

@@ -8,7 +8,9 @@ transformer (strict) and Google transformers, and google-genai's own ``Schema`` 
 ``FunctionDeclaration`` — and must convert without an error. Then each tool is called
 the way a strict-mode model must fill it: every property present, each optional one
 ``null``, each required one a value its schema (and the object's constraints) allow —
-and every call must succeed (docs/protocol.md#mcp, #execution).
+and every call must succeed (docs/protocol.md#mcp, #execution). An operation that asks
+the person first (docs/protocol.md#confirmations) shows its form through the client's
+``elicitation_callback``, where a stand-in for the person accepts it.
 
 What each check found before issue 38: google-genai refused all 32 tools (``$schema``)
 and 4 even after pydantic-ai's Google transformer (``multipleOf``, and
@@ -31,9 +33,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import Tool
+from mcp_types import ElicitResult, Tool
 from rest_framework_simplejwt.tokens import AccessToken
 
+from affordances.catalog import get_catalog
 from demo_tests.conftest import PROCUREMENT_ROLES, ROLES, Demo, ProcurementDemo
 
 # transaction=True: the live server's threads must see the demo data. serialized_rollback:
@@ -120,13 +123,26 @@ class Live:
     def __init__(self, url: str, demo: Demo) -> None:
         self.url = url
         self.tokens = {role: str(AccessToken.for_user(demo.users[role])) for role in ROLES}
+        self.calling = ""  # the tool being called, for the forms it shows
+        self.asked: list[tuple[str, Any]] = []
+
+    async def person(self, context: Any, params: Any) -> ElicitResult:
+        """The stand-in for the person: records the form, accepts one that only asks to
+        confirm (every required input was given; anything more is a failure)."""
+        self.asked.append((self.calling, params))
+        if set(params.requested_schema["properties"]) != {"confirm"}:
+            return ElicitResult(action="decline")
+        return ElicitResult(action="accept", content={"confirm": True})
 
     @asynccontextmanager
     async def client(self, role: str) -> AsyncIterator[Client]:
         headers = {"Authorization": f"Bearer {self.tokens[role]}"}
         async with (
             httpx2.AsyncClient(headers=headers, timeout=30) as http,
-            Client(streamable_http_client(f"{self.url}/mcp", http_client=http)) as client,
+            Client(
+                streamable_http_client(f"{self.url}/mcp", http_client=http),
+                elicitation_callback=self.person,
+            ) as client,
         ):
             yield client
 
@@ -205,6 +221,7 @@ def test_every_tool_converts_and_takes_a_strict_mode_call(
             return arguments
 
         async def call(client: Client, role: str, name: str, arguments: dict[str, Any]) -> Any:
+            live.calling = name
             result = await client.call_tool(name, arguments)
             seen["calls"][name] = (role, arguments, result.is_error, result.structured_content)
             return result.structured_content
@@ -268,6 +285,7 @@ def test_every_tool_converts_and_takes_a_strict_mode_call(
                         await call(client, role, name, arguments)
         return seen
 
+    confirming = {operation.name for operation in get_catalog() if operation.confirmation_required}
     seen = run(scenario())
 
     assert seen["failures"] == []
@@ -275,3 +293,8 @@ def test_every_tool_converts_and_takes_a_strict_mode_call(
     refused = {name: call for name, call in seen["calls"].items() if call[2]}
     assert refused == {}
     assert set(seen["calls"]) == set(seen["tools"])
+    # The person was asked once for each operation that asks first, and for nothing else.
+    assert sorted(name for name, _ in live.asked) == sorted(confirming)
+    assert confirming == {"cancel_order", "refund_order", "reject_purchase_request"}
+    for _, params in live.asked:
+        assert params.mode == "form" and "Change: " in params.message

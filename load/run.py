@@ -5,8 +5,8 @@
    files, runs ``seed_demo --reset`` and adds a few hundred orders via
    ``orders.services``. The database is the load test's own: its orders are reset.
 2. Starts gunicorn with the project's ``config/gunicorn.py`` and production settings
-   (DEBUG off, a random SECRET_KEY, plain HTTP) and several workers, bound to 127.0.0.1
-   on a free port.
+   (DEBUG off, a random SECRET_KEY, plain HTTP, confirmations off: no person is behind
+   the load generator) and several workers, bound to 127.0.0.1 on a free port.
 3. Runs locust headless (``load/locustfile.py``) for a fixed time and at most a fixed
    number of requests, and prints throughput and p50/p99 per endpoint, and the CPU time
    gunicorn and PostgreSQL spent per request (``load/cpu.py``: comparable across runs
@@ -105,6 +105,11 @@ def server_environment(database_url: str) -> dict[str, str]:
         "SESSION_COOKIE_SECURE": "0",
         "CSRF_COOKIE_SECURE": "0",
         "PYTHONUNBUFFERED": "1",
+        # No person is behind the load generator to answer a confirmation
+        # (docs/protocol.md#confirmations): the demo's cancel and refund run on the call,
+        # as AFFORDANCES["CONFIRMATIONS"] = False says, instead of the generator
+        # answering for a person (over MCP 2025-11-25 nobody could be asked anyway).
+        "AFFORDANCES_CONFIRMATIONS": "0",
     }
 
 

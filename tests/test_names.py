@@ -187,6 +187,8 @@ BAD_VALUES = {
     "LOCK_TIMEOUT": [0, "5", float("inf"), float("nan"), 10**9],
     "REQUEST_TIMEOUT": [-1, "30", True],
     "OPENAPI_MEMO": ["yes", 1, None],
+    "CONFIRMATION_TTL": [0, -1, "600", True],
+    "CONFIRMATIONS": ["yes", "False", 1, 0, None],
 }
 
 
@@ -202,6 +204,16 @@ def test_a_bad_setting_is_its_own_check_error(settings, name, value):
     messages = check_settings()
     assert [message.id for message in messages] == [SETTING_CHECKS[name]], messages
     assert name in messages[0].msg
+
+
+@pytest.mark.parametrize("value", ["no", 0, None])
+def test_confirmations_that_is_not_a_boolean_is_e033(settings, value):
+    from django.conf import settings as django_settings
+
+    from affordances.checks import check_settings
+
+    settings.AFFORDANCES = {**django_settings.AFFORDANCES, "CONFIRMATIONS": value}
+    assert [message.id for message in check_settings()] == ["affordances.E033"]
 
 
 def test_every_setting_has_a_check_and_a_typed_property():

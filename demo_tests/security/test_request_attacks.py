@@ -401,24 +401,26 @@ def test_9_the_browsable_api_forms_still_work(demo: Demo) -> None:
 
 
 # --- 10: a replay answers in the replaying face's shape -------------------------------
+# confirm_order: an operation that runs on the call on every face (cancel_order asks the
+# person first on MCP, docs/protocol.md#confirmations, which is not what these test).
 
 
 def test_10_an_idempotent_replay_answers_in_the_shape_of_the_face_that_replays(
     demo: Demo,
 ) -> None:
     pk = demo.orders["demo-01"].pk
-    arguments = {"orderId": pk, "reason": "customer_request"}
+    arguments = {"orderId": pk}
     meta = {"affordances/idempotencyKey": "k-1"}
 
     def call(endpoint: str) -> dict[str, Any]:
-        response = mcp_call(demo, endpoint, "cancel_order", arguments, role="support", meta=meta)
+        response = mcp_call(demo, endpoint, "confirm_order", arguments, role="support", meta=meta)
         result = response.json()["result"]
         assert result["isError"] is False
         return result
 
     first = call("/mcp/static")
     static = first["structuredContent"]
-    assert static["status"] == "cancelled"
+    assert static["status"] == "confirmed"
     assert "affordances" not in static and "unavailableAffordances" not in static
     replay = call("/mcp")
     assert replay["_meta"] == {"affordances/replayed": True}
@@ -427,12 +429,12 @@ def test_10_an_idempotent_replay_answers_in_the_shape_of_the_face_that_replays(
     assert {k: hybrid[k] for k in static} == static
     assert call("/mcp/static")["structuredContent"] == static
     rest = bearer(demo, "support").post(
-        f"/api/orders/{pk}/cancel/?affordances=none",
-        {"reason": "customer_request"},
+        f"/api/orders/{pk}/confirm/?affordances=none",
+        {},
         content_type="application/json",
         HTTP_IDEMPOTENCY_KEY="k-2",
     )
-    assert rest.status_code == 409  # a new key: the order is cancelled now
+    assert rest.status_code == 409  # a new key: the order is confirmed now
     assert AuditRecord.objects.filter(object_id=str(pk)).count() == 1
 
 
@@ -440,24 +442,25 @@ def test_10_a_rest_replay_answers_in_the_shape_asked_for(demo: Demo) -> None:
     client = bearer(demo, "support")
     pk = demo.orders["demo-01"].pk
 
-    def cancel(query: str) -> Any:
+    def confirm(query: str) -> Any:
         return client.post(
-            f"/api/orders/{pk}/cancel/{query}",
-            {"reason": "customer_request"},
+            f"/api/orders/{pk}/confirm/{query}",
+            {},
             content_type="application/json",
             HTTP_IDEMPOTENCY_KEY="k-1",
         )
 
-    bare = cancel("?affordances=none")
+    bare = confirm("?affordances=none")
     assert bare.status_code == 200 and "affordances" not in bare.json()
-    full = cancel("")
+    assert bare.json()["status"] == "confirmed"
+    full = confirm("")
     assert full["Idempotent-Replayed"] == "true"
     assert set(full.json()) - set(bare.json()) == {"affordances", "unavailableAffordances"}
     hybrid = mcp_call(
         demo,
         "/mcp",
-        "cancel_order",
-        {"orderId": pk, "reason": "customer_request"},
+        "confirm_order",
+        {"orderId": pk},
         role="support",
         meta={"affordances/idempotencyKey": "k-1"},
     )

@@ -7,16 +7,22 @@ number, say) without starting gunicorn and locust.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import transaction
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 from demo_tests.conftest import Demo
 from demo_tests.test_mcp_http import token_for
 from load.arguments import arguments_for
+from load.run import server_environment
 from orders.models import Order
 from tests.mcp_wire import Wire
 
@@ -56,8 +62,27 @@ def test_every_affordance_is_accepted_over_rest_with_the_generators_arguments(
     assert tried > 0
 
 
+def test_the_load_server_asks_no_confirmation() -> None:
+    # No person is behind the generator (docs/protocol.md#confirmations): its server runs
+    # with AFFORDANCES["CONFIRMATIONS"] False, as the MCP test below does.
+    probe = "from config import settings; print(settings.AFFORDANCES['CONFIRMATIONS'])"
+    env = server_environment("sqlite:///load.sqlite3")
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False"]
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("role", STAFF)
+@override_settings(AFFORDANCES={**settings.AFFORDANCES, "CONFIRMATIONS": False})
 def test_every_affordance_is_accepted_over_mcp_with_the_generators_arguments(
     demo: Demo, role: str
 ) -> None:
