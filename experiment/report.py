@@ -664,7 +664,55 @@ def _pass_hat_table(hat: dict[str, dict[str, float]]) -> str:
     return head + "\n" + "\n".join(lines) + "\n"
 
 
+class IncompleteRun(ValueError):
+    """The run is not complete: no report, no pre-registered test (the plan allows no
+    interim analysis; ``--resume`` finishes the run)."""
+
+
+DEVIATIONS_FILE = "deviations.md"
+
+
+def deviations(results: dict[str, Any], out: Path) -> str:
+    """The report's deviations from the plan: what the runs themselves show (more than
+    one commit, code, seed, threads or host wording; a server that asked for
+    confirmations; runs left out) and what the
+    experimenter wrote in ``OUT/deviations.md``; "None" when there is neither."""
+    meta = results["meta"]
+    found = [
+        f"- The runs were made with more than one {key}: {', '.join(values)}."
+        for key, values in (meta.get("provenance") or {}).items()
+        if len(values) > 1
+    ]
+    # "None": runs from before confirmations existed (nothing to ask then).
+    confirmations = (meta.get("provenance") or {}).get("confirmations") or []
+    asked = set(confirmations) - {"False", "None"}
+    if asked:
+        found.append(
+            "- The server asked for confirmations in some runs (the plan has it ask for none: "
+            'AFFORDANCES["CONFIRMATIONS"] False).'
+        )
+    excluded = [r for r in results["runs"] if r.get("infrastructureError")]
+    if excluded:
+        found.append(
+            f"- {len(excluded)} run(s) left out: the model's endpoint failed "
+            "(infrastructure errors, the only exclusion the plan allows)."
+        )
+    written = out / DEVIATIONS_FILE
+    if written.exists() and written.read_text().strip():
+        found.append(written.read_text().strip())
+    body = "\n".join(found) if found else "None recorded."
+    return f"## Deviations from the plan\n\n{body}\n"
+
+
 def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
+    """``results.json``, ``report.md`` and the charts of a complete run; IncompleteRun
+    for a run cut short (no report, no test before the planned runs are all done)."""
+    meta = results["meta"]
+    if meta.get("complete") is False:
+        raise IncompleteRun(
+            f"{len(results['runs'])} of {meta.get('plannedRuns', '?')} planned runs: no report "
+            "and no pre-registered test before the run is complete (--resume finishes it)."
+        )
     out.mkdir(parents=True, exist_ok=True)
     # A run the model's endpoint failed says nothing about an interface: left out.
     excluded = [r for r in results["runs"] if r.get("infrastructureError")]
@@ -709,14 +757,7 @@ def write_report(results: dict[str, Any], out: Path) -> dict[str, Path]:
         )
         + ".\n",
         _provenance(meta),
-        *(
-            [
-                f"**Partial: {len(results['runs'])} of {meta['plannedRuns']} planned runs.** "
-                "Continue with the same options and `--resume`.\n"
-            ]
-            if meta.get("complete") is False
-            else []
-        ),
+        deviations(results, out),
         *(
             [
                 f"{len(excluded)} run(s) left out: the model's endpoint failed "

@@ -7,7 +7,8 @@ event loop: before and after a run in this thread, during a run in one worker th
 
 Every run is appended to ``runs.jsonl`` as it ends, with what reproduces it — the
 commit (``git rev-parse HEAD``, or ``unknown`` outside a checkout) and a digest of the
-code the run executed, the seed, the model server's threads — and its transcript is
+code the run executed, the seed, the model server's threads, and that the server asked
+for no confirmation (:data:`SERVER_SETTINGS`) — and its transcript is
 written to ``transcripts/`` (every MCP request and response, and for a model every
 chat request and response it saw).
 """
@@ -69,8 +70,9 @@ INTERFACE_NAMES = {
     "C": "forms",
 }
 # scripted: the baselines; llm: a model; oracle: the llm agent's code path with the
-# scripted solution as its model; idle: answers at once (controls, see experiment.agents).
-AGENTS = ("scripted", "llm", "oracle", "idle")
+# scripted solution as its model; idle: answers at once; stuffing: answers at once with
+# every reason there is (controls, see experiment.agents).
+AGENTS = ("scripted", "llm", "oracle", "idle", "stuffing")
 # The agents that run under the ToolSandbox-style conditions (the model's tool list).
 MODEL_AGENTS = ("llm",)
 # ToolSandbox-style perturbations of the tool list the model sees (LLM agent only),
@@ -118,6 +120,24 @@ def select_tasks(ids: tuple[str, ...]) -> list[Task]:
     if unknown:
         raise ValueError(f"Unknown task(s): {', '.join(unknown)}. Known: {', '.join(by_id)}.")
     return [by_id[task_id] for task_id in ids]
+
+
+# The experiment's server has nobody to ask: an ``@operation(confirm=True)`` (the demo's
+# cancel, refund and rejection) runs without asking for a confirmation, as in every
+# pre-registered run (a client that cannot answer a form elicitation would otherwise be
+# refused with ``confirmation_required``). Each run records it (:func:`provenance`).
+SERVER_SETTINGS: dict[str, Any] = {"CONFIRMATIONS": False}
+
+
+@contextmanager
+def server_settings() -> Iterator[None]:
+    """The experiment's server settings (:data:`SERVER_SETTINGS`) over the project's
+    ``AFFORDANCES``, for every thread of this process: the live server's too."""
+    from django.conf import settings
+
+    current = dict(getattr(settings, "AFFORDANCES", None) or {})
+    with override_settings(AFFORDANCES={**current, **SERVER_SETTINGS}):
+        yield
 
 
 @contextmanager
@@ -170,6 +190,10 @@ def make_agent(
         from experiment.agents.idle import IdleAgent
 
         return IdleAgent()
+    if name == "stuffing":
+        from experiment.agents.stuffing import StuffingAgent
+
+        return StuffingAgent()
     from experiment.agents.oracle import scripted_for
 
     # Scripted agents have no host: on B-focus they are B's.
@@ -639,7 +663,8 @@ def code_digest() -> str:
 def provenance(config: Config) -> dict[str, Any]:
     """What each run records to be reproduced: the commit (``unknown`` outside a
     checkout; ``+dirty`` when the code differs from it), the code's digest, the seed,
-    the model server's threads (None without a local model) and the host's wording."""
+    the model server's threads (None without a local model), the host's wording and
+    whether the server asked for confirmations (False: :data:`SERVER_SETTINGS`)."""
     from experiment.host import host_version
 
     commit = _git("rev-parse", "HEAD") or "unknown"
@@ -651,11 +676,12 @@ def provenance(config: Config) -> dict[str, Any]:
         "seed": config.seed,
         "threads": config.llm_meta.get("threads"),
         "host": host_version(),
+        "confirmations": SERVER_SETTINGS["CONFIRMATIONS"],
     }
 
 
 # Runs made under other values of these do not compare: --resume will not mix them.
-COMPARABLE = ("code", "seed", "threads", "host")
+COMPARABLE = ("code", "seed", "threads", "host", "confirmations")
 
 
 def _mixed(kept: list[dict[str, Any]], now: Mapping[str, Any]) -> list[str]:
@@ -750,7 +776,7 @@ def run_experiment(
     server = live_server() if base_url is None else nullcontext(base_url)
     interrupted = False
     try:
-        with server as url:
+        with server_settings(), server as url:
             for number, (task_id, interface, agent_name, condition, repeat) in enumerate(
                 todo, start=1
             ):

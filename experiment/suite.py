@@ -15,8 +15,9 @@
 
 No task passes by doing nothing or by failing: where the right outcome is to leave an
 object as it is, the check also wants the answer to give the reason or the new state —
-in words the goal does not contain (``Check.expect_answer``), so only an agent that
-found it out can say it. The idle control (``--agent idle``) passes none.
+in words the goal does not contain (``Check.expect_answer``; a reason by its code or a
+paraphrase of that reason alone, ``Check.expect_reason``), so only an agent that found
+it out can say it. The idle control (``--agent idle``) passes none.
 """
 
 from __future__ import annotations
@@ -84,8 +85,8 @@ def _check_s3(c: Check) -> None:
     c.expect_status(order, "pending")
     if order is not None:
         c.expect(order.tracking_number is None, "a tracking number was recorded")
-    # Why not: it is not confirmed (not_confirmed), it is still pending.
-    c.expect_answer(r"not[_ ]confirmed|unconfirmed|pending", "the answer does not say why")
+    # Why not: it is not confirmed (not_confirmed).
+    c.expect_reason("not_confirmed")
 
 
 def _check_s4(c: Check) -> None:
@@ -103,12 +104,13 @@ def _check_s6(c: Check) -> None:
 
 
 def _unchanged(key: str, status: str, *, why: str | None = None) -> Callable[[Check], None]:
-    """The order is still ``status``; with ``why``, the answer says so (a pattern)."""
+    """The order is still ``status``; with ``why`` (a reason code of
+    :mod:`experiment.reasons`), the answer gives that reason and no other."""
 
     def check(c: Check) -> None:
         c.expect_status(c.order(key), status)
         if why is not None:
-            c.expect_answer(why, f"the answer does not say why (/{why}/)")
+            c.expect_reason(why)
 
     return check
 
@@ -158,7 +160,7 @@ def _check_p10(c: Check) -> None:
         c.expect(order.customer.username == "alice", "not alice's order")
         c.expect(order.total == Decimal("35.00"), f"total {order.total}, not 35.00")
     c.expect_status(c.order("demo-02"), "pending")
-    c.expect_answer(r"supervisor", "the answer does not say why demo-02 stays")
+    c.expect_reason("requires_supervisor")
 
 
 def _check_l1(c: Check) -> None:
@@ -269,7 +271,7 @@ TASKS: tuple[Task, ...] = (
         "customer_request) if the shop lets you; if not, leave it and say why.",
         (Act("cancel", "demo-11", {"reason": "customer_request"}, explain=True),),
         # requires_supervisor: the order is above what support may cancel.
-        _unchanged("demo-11", "confirmed", why=r"supervisor"),
+        _unchanged("demo-11", "confirmed", why="requires_supervisor"),
     ),
     Task(
         "P2",
@@ -297,7 +299,7 @@ TASKS: tuple[Task, ...] = (
         "otherwise leave it and say why.",
         (Act("refund", "demo-08", {"amount": "$total"}, explain=True),),
         # refund_window_expired: delivered 45 days ago, the window is 30 days.
-        _unchanged("demo-08", "delivered", why=r"window|30[- ]day|expired|too long ago"),
+        _unchanged("demo-08", "delivered", why="refund_window_expired"),
     ),
     Task(
         "P5",
@@ -332,7 +334,7 @@ TASKS: tuple[Task, ...] = (
         "say why.",
         (Act("confirm", "demo-03", explain=True),),
         # payment_not_authorized: its payment is still pending.
-        _unchanged("demo-03", "pending", why=r"payment|authori[sz]"),
+        _unchanged("demo-03", "pending", why="payment_not_authorized"),
     ),
     Task(
         "P8",
@@ -353,8 +355,8 @@ TASKS: tuple[Task, ...] = (
         'Refund 350.00 of order {demo-07} to its customer, with the note "Goodwill". If the '
         "shop does not accept that, leave the order as it is and say why.",
         (Act("refund", "demo-07", {"amount": 350, "note": "Goodwill"}),),
-        # The refund is at most the order's total, 300.00.
-        _unchanged("demo-07", "delivered", why=r"300|total|at most|exceed|maximum|more than"),
+        # The refund is at most the order's total, 300.00 (its constraint's maximum).
+        _unchanged("demo-07", "delivered", why="refund_above_total"),
     ),
     Task(
         "P10",

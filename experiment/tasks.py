@@ -128,6 +128,16 @@ class Check:
         them out can say them."""
         self.expect(re.search(pattern, self.answer, re.IGNORECASE) is not None, failure)
 
+    def expect_reason(self, code: str, *, allowed: Sequence[str] = ()) -> None:
+        """The answer gives the reason ``code`` (its code or a paraphrase of it) and no
+        other reason but those ``allowed`` (:mod:`experiment.reasons`): an answer that
+        lists every reason gives none."""
+        from experiment.reasons import why_failure
+
+        failure = why_failure(self.answer, code, allowed=allowed)
+        if failure is not None:
+            self.failures.append(failure)
+
     def expect_report(self, objects: Sequence[Any]) -> None:
         choices = type(objects[0])._meta.get_field("status").choices if objects else None
         statuses = {value for value, _ in choices} if choices else None

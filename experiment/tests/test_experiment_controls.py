@@ -65,10 +65,16 @@ def test_the_task_set_has_thirty_tasks_on_every_compared_interface_across_both_d
 # --- the do-nothing and the failing controls -----------------------------------------------
 
 
-def test_the_idle_agent_passes_no_task(live_server: Any, demo: Demo, tmp_path: Path):
-    runs = run(live_server, tmp_path, tasks=ALL, interfaces=("B",), agents=("idle",))
-    runs += run(live_server, tmp_path / "c", tasks=("S5",), interfaces=("C",), agents=("idle",))
-    assert sorted(r["task"] for r in runs) == sorted(ALL)
+# Every arm: a control that passes on one arm only would bias that arm's success.
+ARMS = ("A", "B", "B-focus", "C")
+
+
+@pytest.mark.parametrize("interface", ARMS)
+def test_the_idle_agent_passes_no_task(live_server: Any, demo: Demo, tmp_path: Path, interface):
+    runs = run(live_server, tmp_path, tasks=ALL, interfaces=(interface,), agents=("idle",))
+    assert {r["task"] for r in runs} == {
+        task for task, *_ in schedule(Config(tasks=ALL, interfaces=(interface,)), TASKS)
+    }
     passed = [r["task"] for r in runs if r["success"]]
     assert passed == []
     assert all(r["calls"] == 0 and r["answer"] == IDLE_ANSWER for r in runs)
@@ -93,12 +99,19 @@ class FlailingAgent:
         return brief.goal
 
 
+@pytest.mark.parametrize("interface", ARMS)
 def test_no_task_passes_by_failing_a_write_and_repeating_the_goal(
-    live_server: Any, demo: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    live_server: Any,
+    demo: Demo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    interface: str,
 ):
     monkeypatch.setattr(runner, "make_agent", lambda *args, **kwargs: FlailingAgent())
-    runs = run(live_server, tmp_path, tasks=ALL, interfaces=("B",))
+    runs = run(live_server, tmp_path, tasks=ALL, interfaces=(interface,))
     assert [r["task"] for r in runs if r["success"]] == []
+    if interface == "C":
+        return  # C has no tool per operation: the flailing call is an unknown tool
     # The injections went off (the failed write came first), so R1, R2 and Q7 saw the
     # change — and still fail, because the answer does not report it.
     for task in ("R1", "R2", "Q7"):

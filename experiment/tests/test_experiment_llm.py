@@ -34,7 +34,14 @@ from experiment.local.weights import (
     ensure_model,
     part_members,
 )
-from experiment.report import fisher_exact, model_totals, pass_hat_k, wilson, write_report
+from experiment.report import (
+    IncompleteRun,
+    fisher_exact,
+    model_totals,
+    pass_hat_k,
+    wilson,
+    write_report,
+)
 from experiment.runner import Config, run_experiment, schedule, select_tasks
 from orders.models import Order
 
@@ -352,7 +359,7 @@ def test_resume_keeps_the_finished_runs_and_does_the_rest(live_server: Any, demo
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_ctrl_c_reports_the_finished_runs_as_partial(
+def test_ctrl_c_keeps_the_finished_runs_and_writes_no_report(
     live_server: Any, demo: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     from experiment import runner
@@ -370,8 +377,10 @@ def test_ctrl_c_reports_the_finished_runs_as_partial(
     results = run_experiment(config, base_url=live_server.url, log=lambda line: None)
     assert [r["task"] for r in results["runs"]] == calls[:1]
     assert results["meta"]["complete"] is False and results["meta"]["plannedRuns"] == 3
-    report = write_report(results, tmp_path)["markdown"].read_text()
-    assert "**Partial: 1 of 3 planned runs.**" in report
+    # No report and no test from part of the run (the plan allows no interim analysis).
+    with pytest.raises(IncompleteRun, match="1 of 3 planned runs"):
+        write_report(results, tmp_path)
+    assert not (tmp_path / "report.md").exists() and not (tmp_path / "results.json").exists()
     assert len((tmp_path / "runs.jsonl").read_text().splitlines()) == 1
 
 
@@ -518,9 +527,9 @@ def test_the_real_small_model_runs_one_task_on_one_interface(
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_stops_the_command_with_a_partial_report(tmp_path: Path, sig: int):
+def test_a_signal_stops_the_command_and_writes_no_report(tmp_path: Path, sig: int):
     """Ctrl-C, or ``kill``, in the middle of a real run of the command: it stops at once,
-    reports the runs it finished as partial, and exits non-zero."""
+    keeps the runs it finished, writes no report from them, and exits non-zero."""
     root = Path(__file__).parents[2]
     out = tmp_path / "out"
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
@@ -540,4 +549,5 @@ def test_a_signal_stops_the_command_with_a_partial_report(tmp_path: Path, sig: i
     done = len((out / "runs.jsonl").read_text().splitlines())
     assert 1 <= done < 28, rest
     assert f"Interrupted after {done} of 28 runs" in rest
-    assert f"**Partial: {done} of 28 planned runs.**" in (out / "report.md").read_text()
+    assert "no report before the run is complete" in rest
+    assert not (out / "report.md").exists()

@@ -95,6 +95,7 @@ SECONDS_PER_RUN = {
     "scripted": 1.0,
     "oracle": 1.0,
     "idle": 0.2,
+    "stuffing": 0.2,
     "qwen2.5-coder-0.5b": 75.0,
     "qwen2.5-coder-1.5b": 120.0,
 }
@@ -148,11 +149,12 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--agent",
-            help="Comma-separated: scripted (default), llm, oracle, idle. llm reads "
+            help="Comma-separated: scripted (default), llm, oracle, idle, stuffing. llm reads "
             "OPENAI_BASE_URL, OPENAI_MODEL and OPENAI_API_KEY, unless --local-model serves "
             "one here. The controls: oracle (the llm agent's code path, its model replaying "
-            "the scripted solution: passes what scripted passes) and idle (answers at once, "
-            "calls nothing: passes no task).",
+            "the scripted solution: passes what scripted passes), idle (answers at once, "
+            "calls nothing: passes no task) and stuffing (calls nothing, answers with every "
+            "reason there is: passes no task).",
         )
         parser.add_argument(
             "--local-model",
@@ -277,7 +279,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from experiment.report import write_report
+        from experiment.report import IncompleteRun, write_report
 
         if options["report_only"]:
             source = Path(options["out"]) / "results.json"
@@ -286,6 +288,8 @@ class Command(BaseCommand):
                 paths = write_report(
                     {"meta": results["meta"], "runs": results["runs"]}, source.parent
                 )
+            except IncompleteRun as exc:
+                raise CommandError(str(exc)) from exc
             except (OSError, ValueError, KeyError) as exc:
                 raise CommandError(f"--report-only needs {source} from a run: {exc}") from exc
             self.stdout.write("Wrote " + ", ".join(str(p) for p in paths.values()))
@@ -316,7 +320,10 @@ class Command(BaseCommand):
         )
         model = self._local_model(local, config, threads=options["threads"])
         per_run = {
-            **{agent: SECONDS_PER_RUN[agent] for agent in ("scripted", "oracle", "idle")},
+            **{
+                agent: SECONDS_PER_RUN[agent]
+                for agent in ("scripted", "oracle", "idle", "stuffing")
+            },
             "llm": SECONDS_PER_RUN.get(local or "", 0.0),
         }
         try:
@@ -331,6 +338,13 @@ class Command(BaseCommand):
                 results = run_experiment(config, log=self.stdout.write, seconds_per_run=per_run)
         except (ValueError, ModelError, ServerError) as exc:
             raise CommandError(str(exc)) from exc
+        if not results["meta"]["complete"]:
+            # No report and no test from part of the planned runs: the journal keeps them.
+            raise CommandError(
+                f"Interrupted after {len(results['runs'])} of {results['meta']['plannedRuns']} "
+                f"runs, kept in {config.out / 'runs.jsonl'}; no report before the run is "
+                "complete (--resume continues)."
+            )
         paths = write_report(results, config.out)
         self.stdout.write(paths["markdown"].read_text().split("## Runs (means over repeats)")[0])
         summary = (
@@ -338,11 +352,6 @@ class Command(BaseCommand):
             f"passed in {results['meta']['wallSeconds']} s; wrote "
             + ", ".join(str(p) for p in paths.values())
         )
-        if not results["meta"]["complete"]:
-            raise CommandError(
-                f"Interrupted after {len(results['runs'])} of {results['meta']['plannedRuns']} "
-                f"runs: {summary} (partial; --resume continues)."
-            )
         self.stdout.write(self.style.SUCCESS(summary))
 
     def _local_model(
