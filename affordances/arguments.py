@@ -179,6 +179,8 @@ _EXPECTED = {
     "exclusiveMinimum": "Must be greater than {}.",
     "multipleOf": "Must be a multiple of {}.",
     "format": "Must be a valid {}.",
+    "formatMinimum": "Must be on or after {}.",
+    "formatMaximum": "Must be on or before {}.",
 }
 
 

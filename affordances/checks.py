@@ -13,6 +13,7 @@ from rest_framework import serializers
 from affordances import routes
 from affordances.constraints import ConstraintNotShown, ConstraintWidens, assert_narrows
 from affordances.patterns import backtracking_risk, patterns_in
+from affordances.samples import declared_sample, sample_instance
 from affordances.schemas import SchemaError, argument_fields, related_schema
 
 # A description shorter than this cannot state a purpose and its consequences.
@@ -208,25 +209,33 @@ def _check_on_error(resources: Any) -> list[checks.CheckMessage]:
 
 
 def _check_constraints(catalog: Any) -> list[checks.CheckMessage]:
-    """Probe each constraint with a fresh object and an anonymous caller (E007, E026).
+    """Probe each constraint with an object and an anonymous caller (E007, E026, W014).
 
     A constraint is code, so this cannot prove it always narrows; it catches the
     constraints that widen whatever they are given (a typo'd argument name, an enum
     value the serializer does not offer) and those using a keyword some face could not
-    show for the input (E026: ``multipleOf``, ``minItems``, a length on a number). One
-    that fails on the probe is left to the request-time check, which refuses the
-    operation rather than widen it.
+    show for the input (E026: ``multipleOf``, ``minItems``, a length on a number, a
+    ``minimum`` on a date). The probe is a fresh object; when the function cannot read
+    it (a field it reads is empty), a sample (:func:`affordances.samples.sample_instance`:
+    the model's ``affordances_sample()``, else its required fields filled). One it still
+    cannot evaluate, or that widens only on a generated sample (its values may be no real
+    object's), is a warning (W014) — the request-time check refuses the operation rather
+    than widen it, and :func:`affordances.testing.assert_constraints` checks it on the
+    project's own objects.
     """
     messages: list[checks.CheckMessage] = []
     for op in catalog:
         spec = op.spec
         if spec is None or spec.constraints is None:
             continue
+        probed = _probe_constraints(op, spec.constraints)
+        if probed is None:
+            continue
+        constraints, trusted, unchecked = probed
+        if unchecked is not None:
+            messages.append(_unchecked(op, unchecked))
+            continue
         try:
-            probe = None if op.is_create else op.resource.model()
-            constraints = spec.constraints(probe, AnonymousUser()) or {}
-            if _holds_none(constraints):
-                continue  # made of the probe's empty fields: left to request time
             assert_narrows(op.input_schema, constraints)
         except ConstraintNotShown as exc:
             messages.append(
@@ -234,11 +243,15 @@ def _check_constraints(catalog: Any) -> list[checks.CheckMessage]:
                     f"The constraints of {op.name} use a keyword not every face can show: {exc}.",
                     hint="Every face renders enum and const on any input; minimum, maximum, "
                     "exclusiveMinimum, exclusiveMaximum on integers and decimals; minLength, "
-                    "maxLength, pattern on text; and required.",
+                    "maxLength, pattern on text; formatMinimum, formatMaximum on dates and "
+                    "date-times; and required.",
                     id="affordances.E026",
                 )
             )
         except ConstraintWidens as exc:
+            if not trusted:
+                messages.append(_unchecked(op, f"on a generated sample they widen: {exc}"))
+                continue
             messages.append(
                 checks.Error(
                     f"The constraints of {op.name} widen its input schema: {exc}.",
@@ -247,9 +260,52 @@ def _check_constraints(catalog: Any) -> list[checks.CheckMessage]:
                     id="affordances.E007",
                 )
             )
-        except Exception:  # the probe is not a real object; see above
-            continue
     return messages
+
+
+def _probe_constraints(op: Any, rule: Any) -> tuple[Any, bool, str | None] | None:
+    """``rule`` evaluated for the check: (constraints, whether the object was a real
+    probe — a fresh one or the project's own sample — and not a generated one, why it
+    could not be evaluated). None: nothing to check (made of empty optional fields)."""
+    if op.is_create:
+        probes: list[tuple[Any, bool]] = [(None, True)]
+    else:
+        model = op.resource.model
+        probes = [(model, True), (model, declared_sample(model))]
+    failure = None
+    for index, (probe, trusted) in enumerate(probes):
+        try:
+            if op.is_create:
+                instance = None
+            elif index == 0:
+                instance = probe()
+            else:
+                instance = sample_instance(probe)
+            constraints = rule(instance, AnonymousUser()) or {}
+        except Exception as exc:  # not a real object: try the next probe
+            if op.is_create:
+                on = "without an object"
+            else:
+                on = f"on a {'sample' if index else 'fresh'} {op.resource.model.__name__}"
+            failure = f"{on} they raised {type(exc).__name__}: {exc}"
+            continue
+        if _holds_none(constraints):
+            if index + 1 < len(probes):
+                continue  # made of the fresh object's empty fields: try the sample
+            return None  # made of fields empty even on the sample: left to request time
+        return constraints, trusted, None
+    return None, False, failure
+
+
+def _unchecked(op: Any, why: str | None) -> checks.CheckMessage:
+    return checks.Warning(
+        f"The constraints of {op.name} could not be checked: {why}.",
+        hint="Give the model a classmethod affordances_sample() returning an unsaved instance "
+        "they can read, and assert them on your own objects in your tests with "
+        "affordances.testing.assert_constraints(). At request time a widening constraint "
+        "makes the operation unavailable (misconfigured).",
+        id="affordances.W014",
+    )
 
 
 def _check_callables(catalog: Any) -> list[checks.CheckMessage]:

@@ -14,7 +14,9 @@ execution enforces it.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
+from datetime import date, datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any
 
@@ -27,9 +29,12 @@ __all__ = [
     "ConstraintWidens",
     "assert_narrows",
     "conjoined_pattern",
+    "format_bounds",
     "inclusive_bounds",
     "input_kind",
+    "moment",
     "narrow_property",
+    "outside_format_bound",
 ]
 
 
@@ -45,7 +50,8 @@ class ConstraintNotShown(ConstraintWidens):
 
 
 # Kinds of input (:func:`input_kind`), each with the keywords every face can show for it.
-_EVERY_KIND = frozenset({"choice", "number", "text", "other"})
+_EVERY_KIND = frozenset({"choice", "number", "text", "date", "date-time", "other"})
+_MOMENTS = frozenset({"date", "date-time"})
 
 # What a constraint may say of one input, and of which kinds of input. Each face renders
 # every one of them (the forms through :mod:`affordances.inputs`):
@@ -60,7 +66,14 @@ _EVERY_KIND = frozenset({"choice", "number", "text", "other"})
 # - ``minLength``, ``maxLength``, ``pattern``: on text, HAL-FORMS ``minLength``,
 #   ``maxLength`` and ``regex`` (with the input's own pattern: both, in one pattern,
 #   :func:`conjoined_pattern`), the forms' ``min_length``, ``max_length`` and a
-#   ``RegexValidator``; JSON Schema adds the pattern under ``allOf``.
+#   ``RegexValidator``; JSON Schema adds the pattern under ``allOf``;
+# - ``formatMinimum``, ``formatMaximum``: on a date (``YYYY-MM-DD``) or a date-time (an
+#   RFC 3339 date-time, with its offset), the earliest and latest value, inclusive — the
+#   keyword pair ajv-formats reads beside ``format``. HAL-FORMS ``min``/``max``, the
+#   ``min``/``max`` of the admin's and browsable API's date inputs, OPTIONS' ``min_value``/
+#   ``max_value``; OpenAPI 3.0 (no unknown keywords) writes them ``x-formatMinimum``/
+#   ``x-formatMaximum``. JSON Schema validators ignore them without a format plug-in, so
+#   execution compares the parsed values itself (:func:`outside_format_bound`).
 #
 # Besides: ``required`` (at the top, beside ``properties``), the inputs it makes required.
 CONSTRAINT_KEYWORDS: dict[str, frozenset[str]] = {
@@ -73,6 +86,8 @@ CONSTRAINT_KEYWORDS: dict[str, frozenset[str]] = {
     "minLength": frozenset({"text"}),
     "maxLength": frozenset({"text"}),
     "pattern": frozenset({"text"}),
+    "formatMinimum": _MOMENTS,
+    "formatMaximum": _MOMENTS,
 }
 # Narrowing JSON Schema keywords that some face cannot show, and why.
 REFUSED_KEYWORDS: dict[str, str] = {
@@ -88,7 +103,9 @@ _KIND_WORDS = {
     "choice": ("a choice", "choices"),
     "number": ("an integer or a decimal", "integers and decimals"),
     "text": ("text", "text"),
-    "other": ("a boolean, a date or a number without a step", "every input"),
+    "date": ("a date", "dates"),
+    "date-time": ("a date-time", "date-times"),
+    "other": ("a boolean, a time or a number without a step", "every input"),
 }
 _UPPER = {"maximum": False, "exclusiveMaximum": True}
 _LOWER = {"minimum": False, "exclusiveMinimum": True}
@@ -107,8 +124,8 @@ def _value_branches(schema: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def input_kind(schema: Mapping[str, Any]) -> str:
     """What an input's schema describes, as far as constraints go: ``choice`` (it lists
     its values), ``number`` (an integer, or a decimal: a number with a ``multipleOf``
-    step), ``text`` (a string that is no date or time), or ``other`` (a boolean, a date,
-    a number without a step…)."""
+    step), ``text`` (a string that is no date or time), ``date``, ``date-time`` (a
+    string of that format), or ``other`` (a boolean, a time, a number without a step…)."""
     branches = _value_branches(schema)
     if any(key in node for node in (schema, *branches) for key in ("enum", "const")):
         return "choice"
@@ -118,9 +135,83 @@ def input_kind(schema: Mapping[str, Any]) -> str:
     numbers = [branch for branch in branches if branch.get("type") == "number"]
     if numbers and types <= {"number", "string"} and all("multipleOf" in n for n in numbers):
         return "number"  # a decimal: the number, or its plain decimal spelling
-    if types == {"string"} and not any(b.get("format") in _TIME_FORMATS for b in branches):
+    formats = {branch.get("format") for branch in branches}
+    if types == {"string"} and len(formats) == 1 and formats <= _MOMENTS:
+        return str(formats.pop())
+    if types == {"string"} and not formats & _TIME_FORMATS:
         return "text"
     return "other"
+
+
+_FULL_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# RFC 3339's date-time: a full date, ``T``, a time with its offset (``Z`` or ±hh:mm).
+_DATE_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
+def moment(value: Any, kind: str | None = None) -> date | datetime | None:
+    """A ``formatMinimum``/``formatMaximum`` value, or a value it bounds, parsed: a date
+    (``YYYY-MM-DD``) or an aware date-time (RFC 3339). ``kind``: ``date`` or
+    ``date-time`` to take only that one; None: whichever it spells. None: neither."""
+    if not isinstance(value, str):
+        return None
+    try:
+        if kind != "date-time" and _FULL_DATE.fullmatch(value):
+            return date.fromisoformat(value)
+        if kind != "date" and _DATE_TIME.fullmatch(value):
+            return datetime.fromisoformat(value.upper())
+    except ValueError:  # 2025-02-30, 25:00
+        return None
+    return None
+
+
+def _comparable(value: Any, kind: str) -> date | datetime | None:
+    """A value an input took, to compare with a bound of ``kind``: a date-time given
+    without an offset is one of the current time zone (as DRF and Django read it)."""
+    if kind == "date-time" and isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.upper())
+        except ValueError:
+            return None
+        if parsed.tzinfo is None:
+            from django.utils import timezone
+
+            parsed = timezone.make_aware(parsed, timezone.get_current_timezone())
+        return parsed
+    return moment(value, kind)
+
+
+def outside_format_bound(value: Any, bound: Any, *, upper: bool, kind: str | None = None) -> bool:
+    """Whether ``value`` (a date or date-time as JSON spells it) is past ``bound``, a
+    ``formatMaximum`` (``upper``) or a ``formatMinimum``, inclusive: how execution (and
+    every form's offered choices) enforce them — JSON Schema validators ignore these
+    keywords without a format plug-in. ``kind``: the input's format; None: the bound's.
+    A value or bound that does not parse is no date: the input's own format refuses it."""
+    limit = moment(bound, kind)
+    if limit is None:
+        return False
+    found = _comparable(value, "date-time" if isinstance(limit, datetime) else "date")
+    if found is None:
+        return False
+    return found > limit if upper else found < limit
+
+
+def format_bounds(schemas: list[Mapping[str, Any]]) -> tuple[str | None, str | None]:
+    """The tightest ``formatMinimum`` and ``formatMaximum`` of ``schemas`` (an input's own
+    and its constraint's), as spelled: what a form states as its ``min`` and ``max``."""
+    return _tightest_moment(schemas, "formatMinimum"), _tightest_moment(schemas, "formatMaximum")
+
+
+def _tightest_moment(schemas: list[Mapping[str, Any]], key: str) -> str | None:
+    found = [(parsed, s[key]) for s in schemas if (parsed := moment(s.get(key))) is not None]
+    if not found:
+        return None
+    kinds = {type(parsed) for parsed, _ in found}
+    if len(kinds) > 1:  # a date beside a date-time: no face compares them; the first
+        return str(found[0][1])
+    pick = max if key == "formatMinimum" else min
+    return str(pick(found, key=lambda item: item[0])[1])
 
 
 def _decimal(value: Any) -> Decimal:
@@ -246,6 +337,8 @@ def _assert_property_narrows(
             _assert_bound_narrows(name, key, base, value)
         elif key in ("minLength", "maxLength"):
             _assert_length_narrows(name, key, base, value)
+        elif key in ("formatMinimum", "formatMaximum"):
+            _assert_moment_narrows(name, key, base, value, kind)
         else:  # pattern
             # An extra pattern is applied together with the catalog's (allOf): it narrows,
             # unless it could hold a worker (and a client) on a crafted string.
@@ -307,11 +400,27 @@ def _assert_length_narrows(name: str, key: str, base: Mapping[str, Any], value: 
             raise ConstraintWidens(f"{name}.{key} {value} {word} the input's {branch[key]}")
 
 
+def _assert_moment_narrows(
+    name: str, key: str, base: Mapping[str, Any], value: Any, kind: str
+) -> None:
+    mine = moment(value, kind)
+    if mine is None:
+        spelled = "YYYY-MM-DD" if kind == "date" else "an RFC 3339 date-time with its offset"
+        raise ConstraintWidens(f"{name}.{key} must be a {kind} ({spelled}), not {value!r}")
+    upper = key == "formatMaximum"
+    for branch in _value_branches(base):
+        theirs = moment(branch.get(key), kind)
+        if theirs is not None and (mine > theirs if upper else mine < theirs):
+            word = "is after" if upper else "is before"
+            raise ConstraintWidens(f"{name}.{key} {value} {word} the input's {branch[key]}")
+
+
 def narrow_property(base: Mapping[str, Any], narrowed: Mapping[str, Any]) -> dict[str, Any]:
     """An input's schema narrowed by its constraint (one :func:`assert_narrows` passed):
     ``enum``/``const`` beside the input's own, on each branch of the input's type the
-    tighter bound and length (one upper and one lower bound each), an extra pattern
-    under ``allOf``. JSON Schema 2020-12; a copy."""
+    tighter bound and length (one upper and one lower bound each; the later
+    ``formatMinimum``, the earlier ``formatMaximum``), an extra pattern under ``allOf``.
+    JSON Schema 2020-12; a copy."""
     merged = copy.deepcopy(dict(base))
     for key in ("enum", "const"):
         if key in narrowed:
@@ -322,6 +431,12 @@ def narrow_property(base: Mapping[str, Any], narrowed: Mapping[str, Any]) -> dic
         if kind in ("integer", "number"):
             for keys, upper in ((_UPPER, True), (_LOWER, False)):
                 _tighten(branch, narrowed, keys, upper=upper)
+        elif kind == "string" and input_kind(base) in _MOMENTS:
+            for key in ("formatMinimum", "formatMaximum"):
+                if key in narrowed:
+                    tightest = _tightest_moment([branch, narrowed], key)
+                    if tightest is not None:
+                        branch[key] = tightest
         elif kind == "string" and input_kind(base) == "text":
             if "maxLength" in narrowed:
                 branch["maxLength"] = min(narrowed["maxLength"], branch.get("maxLength", 2**63))

@@ -5,13 +5,15 @@ render the same :class:`InputField` per input: the input serializer's field narr
 every keyword of the constraint vocabulary (:data:`affordances.constraints.CONSTRAINT_KEYWORDS`)
 — the offered choices (``enum``, ``const``: each one that satisfies the whole
 constraint), inclusive bounds on the input's step (``minimum``, ``maximum`` and the
-exclusive ones, the tighter bound winning), lengths, and one pattern that is the input's
-own and the constraint's together.
+exclusive ones, the tighter bound winning), a date's or date-time's earliest and latest
+value (``formatMinimum``, ``formatMaximum``), lengths, and one pattern that is the
+input's own and the constraint's together.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -19,12 +21,12 @@ from django.core.exceptions import FieldDoesNotExist
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import RegexValidator
 from django.db import models
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.text import capfirst
 from rest_framework import serializers
 
 from affordances import registry
-from affordances.constraints import conjoined_pattern, inclusive_bounds
+from affordances.constraints import conjoined_pattern, format_bounds, inclusive_bounds, moment
 from affordances.schemas import (
     SchemaValidator,
     argument_fields,
@@ -33,7 +35,7 @@ from affordances.schemas import (
     text_rules,
 )
 
-__all__ = ["InputField", "input_fields", "input_label"]
+__all__ = ["InputField", "html_moment", "input_fields", "input_label"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class InputField:
     minimum: Decimal | None = None
     maximum: Decimal | None = None
     step: Decimal | None = None
+    # A date's (``YYYY-MM-DD``) or date-time's (RFC 3339) inclusive bounds, as spelled.
+    earliest: str | None = None
+    latest: str | None = None
     min_length: int | None = None
     max_length: int | None = None
     # What a string must match: the field's own pattern and the constraint's, as one.
@@ -128,10 +133,10 @@ def _field(
         return InputField(kind="integer", **_bounds(field, narrowed, Decimal(1)), **common)
     if isinstance(field, serializers.BooleanField):
         return InputField(kind="boolean", **{**common, "required": False})
-    if isinstance(field, serializers.DateTimeField):
-        return InputField(kind="datetime", **common)
-    if isinstance(field, serializers.DateField):
-        return InputField(kind="date", **common)
+    if isinstance(field, serializers.DateTimeField | serializers.DateField):
+        earliest, latest = format_bounds([narrowed])
+        kind = "datetime" if isinstance(field, serializers.DateTimeField) else "date"
+        return InputField(kind=kind, earliest=earliest, latest=latest, **common)
     if isinstance(field, serializers.CharField):
         regexes = [v for v in field.validators if hasattr(v, "regex")]
         declared_max = getattr(field, "max_length", None)
@@ -153,6 +158,19 @@ def _field(
             **common,
         )
     return InputField(kind="text", **common)
+
+
+def html_moment(value: str | None, kind: str) -> str | None:
+    """A date bound as an HTML date input (``YYYY-MM-DD``) or ``datetime-local`` input
+    takes it in ``min``/``max``: a date-time in the current time zone without its offset,
+    as a value typed there without one is read."""
+    if value is None or kind != "datetime":
+        return value
+    parsed = moment(value, "date-time")
+    if not isinstance(parsed, datetime):
+        return None
+    local = timezone.localtime(parsed).replace(tzinfo=None)
+    return local.isoformat(timespec="milliseconds" if local.microsecond else "seconds")
 
 
 def input_label(name: str, field: serializers.Field[Any, Any, Any, Any]) -> str:

@@ -29,7 +29,7 @@ from jsonschema.exceptions import ValidationError as SchemaValidationError
 from rest_framework import serializers
 
 from affordances.compat import map_serializer
-from affordances.constraints import inclusive_bounds
+from affordances.constraints import inclusive_bounds, outside_format_bound
 from affordances.vocabulary import field_schema, key_schema
 
 __all__ = [
@@ -245,6 +245,9 @@ def _to_json_schema(node: Any) -> Any:
             out.pop(exclusive)
     # drf-spectacular marks ChoiceField enums with an OpenAPI-only type hint; keep enums.
     out.pop("x-spec-enum-id", None)
+    for key in ("formatMinimum", "formatMaximum"):  # the extensions OpenAPI 3.0 writes
+        if f"x-{key}" in out:
+            out[key] = out.pop(f"x-{key}")
     return nullable(out) if is_nullable else out
 
 
@@ -576,7 +579,27 @@ def _pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Any:
     yield from _PATTERN(validator, pattern, instance, schema)
 
 
-# JSON Schema 2020-12 as the catalog means it: decimals are exact, lengths come first.
+def _format_bound(upper: bool) -> Any:
+    """``formatMinimum``/``formatMaximum`` (the constraint vocabulary's date bounds, as
+    ajv-formats reads them): the parsed date or date-time within the bound, inclusive."""
+    word = "before" if upper else "after"
+
+    def check(validator: Any, bound: Any, instance: Any, schema: Any) -> Any:
+        kind = schema.get("format") if schema.get("format") in ("date", "date-time") else None
+        if outside_format_bound(instance, bound, upper=upper, kind=kind):
+            yield SchemaValidationError(f"Must be on or {word} {bound}.")
+
+    return check
+
+
+# JSON Schema 2020-12 as the catalog means it: decimals are exact, lengths come first,
+# date bounds compared as dates.
 SchemaValidator = validators.extend(
-    Draft202012Validator, {"multipleOf": _multiple_of, "pattern": _pattern}
+    Draft202012Validator,
+    {
+        "multipleOf": _multiple_of,
+        "pattern": _pattern,
+        "formatMinimum": _format_bound(upper=False),
+        "formatMaximum": _format_bound(upper=True),
+    },
 )

@@ -30,6 +30,12 @@ HAL_FORMS_TYPES = frozenset(
         "color",
     }
 )
+# The values an HTML input of these types takes (and so its min and max).
+HTML_DATE_VALUES = {
+    "date": r"[0-9]{4}-[0-9]{2}-[0-9]{2}",
+    "datetime-local": r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}"
+    r"(?::[0-9]{2}(?:\.[0-9]{1,3})?)?",
+}
 NUMBER_KEYS = ("min", "max", "step", "minLength", "maxLength", "cols", "rows")
 BOOLEAN_KEYS = ("required", "readOnly", "templated")
 STRING_KEYS = ("prompt", "regex", "placeholder")
@@ -101,7 +107,11 @@ def _property_violations(prop: Any, where: str) -> list[str]:
     if "type" in prop and prop["type"] not in HAL_FORMS_TYPES:
         problems.append(f"{where}: type {prop['type']!r} is not a HAL-FORMS type")
     for key in NUMBER_KEYS:
-        if key in prop and not _is_number(prop[key]):
+        if key in ("min", "max") and prop.get("type") in HTML_DATE_VALUES and key in prop:
+            # HTML's numeric types include the dates: min/max spelled as a value of the type.
+            if not re.fullmatch(HTML_DATE_VALUES[prop["type"]], str(prop[key])):
+                problems.append(f"{where}: {key} {prop[key]!r} is no {prop['type']} value")
+        elif key in prop and not _is_number(prop[key]):
             problems.append(f"{where}: {key} {prop[key]!r} is not a number")
     for key in BOOLEAN_KEYS:
         if key in prop and not isinstance(prop[key], bool):

@@ -114,6 +114,7 @@ def test_the_wheel_is_the_library_alone(project: Project) -> None:
     assert tops == {"affordances"}
     assert "affordances/py.typed" in names
     assert any(n.startswith("affordances/templates/affordances/admin/") for n in names)
+    assert "affordances/static/affordances/admin/changed.js" in names  # the change notice
     assert "affordances/migrations/0001_initial.py" in names
     assert "License-Expression: MIT" in meta
     assert "Classifier: Framework :: Django :: 5.2" in meta

@@ -19,6 +19,7 @@ from django.db.models import Model, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
+from affordances.admin.live import notice_context
 from affordances.confirmation import consequence_text, state_change_text
 from affordances.execution import perform
 from affordances.models import Interface
@@ -81,6 +82,7 @@ def confirmation_page(
         "arguments": sorted(posted.items()),
         "confirmed_field": CONFIRMED,
         "change_url": change_url,
+        **notice_context(modeladmin, request, obj, preview["validForVersion"], form=True),
     }
     return TemplateResponse(request, CONFIRMATION_TEMPLATE, context)
 

@@ -46,7 +46,9 @@ def _form_field(item: InputField) -> forms.Field:
     if item.kind == "datetime":
         return forms.DateTimeField(**common)
     if item.kind == "date":
-        return forms.DateField(widget=forms.DateInput(attrs={"type": "date"}), **common)
+        attrs = {"type": "date"}
+        attrs.update({key: b for key, b in (("min", item.earliest), ("max", item.latest)) if b})
+        return forms.DateField(widget=forms.DateInput(attrs=attrs), **common)
     widget = forms.Textarea(attrs={"rows": 3}) if item.kind == "textarea" else None
     return forms.CharField(
         max_length=item.max_length,

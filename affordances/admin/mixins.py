@@ -35,6 +35,7 @@ from affordances.admin.changelist import (
 )
 from affordances.admin.confirmations import confirmation_page, confirmed, preview_in_admin
 from affordances.admin.forms import operation_form_class, posted_arguments
+from affordances.admin.live import notice_context, version_response
 from affordances.admin.refusals import MalformedRequestRefusalMixin
 from affordances.catalog import get_catalog
 from affordances.entries import Shape, create_constraints, lists_for, operation_of
@@ -200,6 +201,9 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
         wrap = self.admin_site.admin_view
         return [
             path("catalog/", wrap(self.catalog_view), name=f"{info}_catalog"),
+            # Polled by an open page (affordances.admin.live): not wrapped in admin_view,
+            # whose login redirect a script has no use for; it checks the same itself.
+            path("<path:object_id>/version/", self.version_view, name=f"{info}_version"),
             path(
                 "<path:object_id>/operation/<str:name>/",
                 wrap(self.operation_view),
@@ -207,6 +211,10 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
             ),
             *super().get_urls(),  # type: ignore[misc]
         ]
+
+    def version_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """``{"version": N}`` for an open page's change notice (affordances.admin.live)."""
+        return version_response(self, request, object_id)
 
     # -- change page ---------------------------------------------------------------
 
@@ -251,6 +259,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
                 _history_row(entry) for entry in history(self._resource, obj, request.user)
             ],
             "affordances_catalog_url": self._url("catalog"),
+            **notice_context(self, request, obj, self._version(obj), form=False),
         }
 
     def changeform_view(
@@ -473,6 +482,8 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
             "form": form,
             "title": f"{operation.title}: {obj}",
             "change_url": self._url("change", obj.pk),
+            # The version this form would submit (a re-rendered form keeps the posted one).
+            **notice_context(self, request, obj, _field_value(form, "expectedVersion"), form=True),
         }
         return TemplateResponse(request, self.operation_form_template, context, status=status)
 
@@ -505,6 +516,10 @@ def _form_field_names(model: type[Model]) -> list[str]:
         for field in (*opts.concrete_fields, *opts.many_to_many)
         if field.editable and not field.auto_created and not isinstance(field, AutoFieldMixin)
     ]
+
+
+def _field_value(form: Any, name: str) -> Any:
+    return form[name].value() if name in form.fields else None
 
 
 def _history_row(entry: HistoryEntry) -> dict[str, Any]:

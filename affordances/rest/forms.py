@@ -3,7 +3,8 @@
 One rule for both, and the one every other UI follows (:mod:`affordances.inputs`): the
 operation's own input serializer, narrowed by the constraints that apply to this caller
 (and object) now — only the allowed choices (a free field the constraints enumerate
-turned into a choice), the tighter bounds (inclusive, on the input's step), the tighter
+turned into a choice), the tighter bounds (inclusive, on the input's step; a date's as
+``min``/``max`` of its input), the tighter
 lengths, the constraint's pattern as one more ``RegexValidator``, the fields they require;
 a related field offers only the objects the caller may see (the registration's
 ``QUERYSET``), as execution finds only those.
@@ -18,7 +19,7 @@ from rest_framework import serializers
 
 from affordances.arguments import NoArguments, narrow_related
 from affordances.evaluation import Available, evaluate
-from affordances.inputs import InputField, input_fields
+from affordances.inputs import InputField, html_moment, input_fields
 from affordances.operations import Operation
 
 __all__ = ["narrowed_input", "offered_input"]
@@ -71,6 +72,20 @@ def _narrowed(
             label=field.label,
             help_text=field.help_text,
         )
+    if item.kind in ("date", "datetime") and (item.earliest or item.latest):
+        # OPTIONS reads min_value/max_value (DRF's metadata, as for numbers); the
+        # browsable API's input shows them as min/max (this field is the serializer's own
+        # copy, made for this request).
+        field.min_value = item.earliest  # type: ignore[attr-defined]
+        field.max_value = item.latest  # type: ignore[attr-defined]
+        field.style = {
+            **field.style,
+            "template": "affordances/rest/date_input.html",
+            "input_type": "date" if item.kind == "date" else "datetime-local",
+            "min": html_moment(item.earliest, item.kind),
+            "max": html_moment(item.latest, item.kind),
+        }
+        return field
     changes: dict[str, Any] = {}
     if item.kind in ("decimal", "integer") and any(key in narrowed for key in _BOUNDS):
         cast = int if item.kind == "integer" else (lambda bound: bound)

@@ -39,7 +39,8 @@ def ref(name: str) -> dict[str, str]:
 def openapi_dialect(node: Any) -> Any:
     """JSON Schema 2020-12 as OpenAPI 3.0 writes it: boolean exclusive bounds beside their
     bound, ``const`` as an ``enum`` of one, a ``null`` branch as ``nullable``, numbers as
-    JSON numbers."""
+    JSON numbers, a date's ``formatMinimum``/``formatMaximum`` as ``x-formatMinimum``/
+    ``x-formatMaximum``."""
     if isinstance(node, list):
         return [openapi_dialect(item) for item in node]
     if isinstance(node, Decimal):
@@ -53,6 +54,9 @@ def openapi_dialect(node: Any) -> Any:
             out[bound], out[exclusive] = value, True
     if "const" in out:
         out["enum"] = [out.pop("const")]
+    for key in ("formatMinimum", "formatMaximum"):  # no OpenAPI 3.0 keyword: an extension
+        if key in out:
+            out[f"x-{key}"] = out.pop(key)
     branches = out.get("anyOf")
     if isinstance(branches, list) and {"type": "null"} in branches:
         out["anyOf"] = [branch for branch in branches if branch != {"type": "null"}]

@@ -21,14 +21,14 @@ from functools import cached_property
 from typing import Any
 
 import orjson
-from django.utils import translation
+from django.utils import timezone, translation
 from rest_framework import renderers
 
 from affordances import registry, routes
 from affordances.catalog import get_catalog
 from affordances.encoding import fast_json
 from affordances.entries import AFFORDANCE_LISTS, create_constraints
-from affordances.inputs import InputField, input_fields
+from affordances.inputs import InputField, html_moment, input_fields
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Operation
 from affordances.resources import Resource
@@ -54,8 +54,9 @@ def _number(value: Decimal | None) -> int | float | None:
 def hal_property(item: InputField) -> dict[str, Any]:
     """One HAL-FORMS property from one (narrowed) input field: the choices it offers as
     ``options.inline`` (``const``: one), its inclusive bounds as ``min``/``max`` on its
-    ``step``, its lengths, and its pattern (the input's own and the constraint's, one
-    ``regex``); a decimal also its plain decimal strings as ``regex``."""
+    ``step`` (a date's as ``YYYY-MM-DD``, a date-time's as its ``datetime-local`` value
+    in the current time zone), its lengths, and its pattern (the input's own and the
+    constraint's, one ``regex``); a decimal also its plain decimal strings as ``regex``."""
     prop: dict[str, Any] = {"name": item.name, "prompt": item.label}
     if item.required:
         prop["required"] = True
@@ -77,10 +78,12 @@ def hal_property(item: InputField) -> dict[str, Any]:
         if item.kind == "decimal" and item.pattern:
             # The decimal rule's other half: the plain decimal strings the input takes.
             prop["regex"] = item.pattern
-    elif item.kind == "date":
-        prop["type"] = "date"
-    elif item.kind == "datetime":
-        prop["type"] = "datetime-local"
+    elif item.kind in ("date", "datetime"):
+        prop["type"] = "date" if item.kind == "date" else "datetime-local"
+        for key, bound in (("min", item.earliest), ("max", item.latest)):
+            shown = html_moment(bound, item.kind)
+            if shown is not None:
+                prop[key] = shown
     else:
         prop["type"] = item.kind  # text | textarea
         if item.pattern:
@@ -246,7 +249,9 @@ class _Document:
         """The form without its version and target, shared by every row with the same
         constraints (rows of a page mostly have none), kept for the process
         (:data:`_FORMS`)."""
-        key = (operation, repr(constraints) if constraints else "", translation.get_language())
+        # A date-time bound is shown in the current time zone: constrained forms by zone.
+        spelled = f"{constraints!r} {timezone.get_current_timezone_name()}" if constraints else ""
+        key = (operation, spelled, translation.get_language())
         form = self._forms.get(key)
         if form is None:
             form = _FORMS.get(key)

@@ -113,6 +113,7 @@ class Expense(models.Model):
 
 
 # Defined in a module of its own, for tests/test_constraint_vocabulary.py.
+from tests.generic.bookings import Booking  # noqa: E402, F401
 from tests.generic.claims import Claim, Policy  # noqa: E402, F401
 from tests.generic.inheritance import Asset, Vehicle  # noqa: E402, F401
 from tests.generic.keys import Locker, Voucher  # noqa: E402, F401
