@@ -90,7 +90,7 @@ _AVAILABLE_PROPERTIES: dict[str, dict[str, Any]] = {
     "name": {"type": "string"},
     "title": {"type": "string"},
     "method": {"type": "string"},
-    "confirmationRequired": {"const": True},
+    "confirmationRequired": {"type": "boolean", "const": True},
     "target": {"type": "string", "format": "uri"},
     "arguments": {"type": "object"},
     "constraints": {"type": "object"},

@@ -24,6 +24,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission, PermissionsMixin
+from django.core.exceptions import ImproperlyConfigured
 from django.db import models, transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
@@ -122,7 +123,13 @@ def publish(event: Event) -> None:
     raised: the run it reports has committed, and its caller's answer must not change."""
     from affordances import brokers  # the broker is built from settings, on first use
 
-    broker = brokers.get_broker()
+    try:
+        broker = brokers.get_broker()
+    except ImproperlyConfigured:
+        # Malformed AFFORDANCES (E001, E034 say so at start-up): no broker to tell. The
+        # settings may be changing under a test or a reload that forgets the catalog.
+        logger.warning("events not published: AFFORDANCES is malformed", exc_info=True)
+        return
     if broker is None:
         return
     try:

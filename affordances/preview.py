@@ -44,7 +44,7 @@ def document(
 PREVIEW_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "preview": {"const": True, "description": "Nothing was run or kept."},
+        "preview": {"type": "boolean", "const": True, "description": "Nothing was run or kept."},
         "operation": {"type": "string", "description": "The catalog entry's id."},
         "name": {"type": "string", "description": "The catalog entry's name."},
         "stateChange": {

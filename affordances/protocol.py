@@ -115,6 +115,7 @@ def _catalog_entry() -> dict[str, Any]:
                 "outputSchema": {"type": "object"},
                 "annotations": {"type": "object", "additionalProperties": {"type": "boolean"}},
                 "confirmationRequired": {
+                    "type": "boolean",
                     "const": True,
                     "description": "Present when the operation asks the person before it "
                     "runs (docs/protocol.md#confirmations).",
