@@ -40,6 +40,11 @@ QuietWSGIRequestHandler.disable_nagle_algorithm = True
 # the other has run out of work (with two workers, the suite is as long as its busier
 # worker). Within each of pytest-django's classes (database, transactional, neither).
 LONGEST_FIRST = (
+    # Live servers in other processes (uvicorn workers, Redis; a browser): started first
+    # among the transactional tests, so neither worker is left with one at the end.
+    "demo_tests/test_live.py",
+    "demo_tests/test_admin_live_notice.py",
+    "demo_tests/test_mcp_sdk_confirmations.py",
     "experiment/tests/test_experiment_controls.py",
     "demo_tests/test_fuzz_openapi.py",
     "experiment/tests/test_experiment_llm.py",
