@@ -240,7 +240,7 @@ def is_detail(resource: Resource, match: ResolverMatch) -> bool:
 # operation and request. A new resolver (clear_url_caches(), another ROOT_URLCONF)
 # reverses them again. Bound: 1,024 short strings.
 _PATHS_MAX = 1024
-_paths: dict[tuple[str, bool, str, str | None, str, str], tuple[Any, str | None]] = {}
+_paths: dict[tuple[str, bool, str, str | None, str], tuple[Any, str | None]] = {}
 # Reversed from the URLconf and the settings.
 registry.derived(_paths.clear)
 
@@ -250,19 +250,29 @@ def _reversed(route: str, request: Any = None, *, with_pk: bool) -> str | None:
     or without arguments, where the request's mount puts it (None: not in the URLconf)."""
     resolver = get_resolver(get_urlconf())
     where, outer = mount(request), outer_kwargs(request)
-    key = (route, with_pk, get_script_prefix(), get_language(), where, repr(sorted(outer.items())))
+    if outer:
+        # Keywords a request's URL captured (a version in the path) may be anything the
+        # client wrote: such a path is reversed per call, never kept under a key the
+        # client chooses.
+        return _reverse_or_none(
+            f"{where}:{route}", {**outer, "pk": PK_PLACEHOLDER} if with_pk else outer
+        )
+    key = (route, with_pk, get_script_prefix(), get_language(), where)
     known = _paths.get(key)
     if known is not None and known[0] is resolver:
         return known[1]
-    kwargs = {**outer, "pk": PK_PLACEHOLDER} if with_pk else outer
-    try:
-        path: str | None = reverse(f"{where}:{route}", kwargs=kwargs or None)
-    except NoReverseMatch:
-        path = None
+    path = _reverse_or_none(f"{where}:{route}", {"pk": PK_PLACEHOLDER} if with_pk else {})
     if len(_paths) >= _PATHS_MAX:
         _paths.clear()
     _paths[key] = (resolver, path)
     return path
+
+
+def _reverse_or_none(name: str, kwargs: dict[str, Any]) -> str | None:
+    try:
+        return reverse(name, kwargs=kwargs or None)
+    except NoReverseMatch:
+        return None
 
 
 def _template_path(route: str, request: Any = None) -> str | None:

@@ -168,3 +168,80 @@ def test_a_malformed_id_is_a_missing_object_on_every_face(
     # Nothing ran.
     assert set(Voucher.objects.values_list("phase", flat=True)) == {"issued"}
     assert set(Locker.objects.values_list("phase", flat=True)) == {"free"}
+
+
+@pytest.mark.parametrize("model", ["voucher", "locker"])
+def test_a_confirmation_on_the_forms_profile_takes_any_key(
+    root: Any, monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    # submit_form asks before it submits an operation that requires confirmation; the
+    # object's id from the URL reaches that check as JSON spells it (a UUID's or a text
+    # key's text), so the client that cannot ask is refused for that reason alone.
+    from affordances.operations import Operation
+
+    monkeypatch.setattr(Operation, "confirmation_required", property(lambda op: True))
+    if model == "voucher":
+        key, name = str(Voucher.objects.create().pk), "redeem_voucher"
+    else:
+        key, name = Locker.objects.create(code="L-7").pk, "occupy_locker"
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "submit_form",
+            "arguments": {"url": f"http://testserver/api/{model}s/{key}/", "template": name},
+        },
+    }
+    from rest_framework_simplejwt.tokens import AccessToken
+
+    response = APIClient().post(
+        "/mcp/forms",
+        data=json.dumps(body),
+        content_type="application/json",
+        headers={
+            "Accept": "application/json",
+            "MCP-Protocol-Version": "2025-11-25",
+            # The forms profile reads through the REST stack with the caller's credentials.
+            "Authorization": f"Bearer {AccessToken.for_user(root)}",
+        },
+    )
+    result = response.json()["result"]
+    assert result["isError"] is True, result
+    assert result["structuredContent"]["code"] == "confirmation_required", result
+    assert result["structuredContent"]["preview"]["stateChange"]["from"] in ("issued", "free")
+
+
+@pytest.mark.parametrize("model", ["voucher", "locker"])
+def test_a_confirmation_accepted_on_the_forms_profile_runs_with_any_key(
+    root: Any, monkeypatch: pytest.MonkeyPatch, model: str
+) -> None:
+    # The accepted answer is checked against the operation's input schema, id included:
+    # a UUID or text key must be there as its text, not as a Python UUID.
+    from rest_framework_simplejwt.tokens import AccessToken
+
+    from affordances.operations import Operation
+    from tests.mcp_wire import MODERN, Wire
+
+    monkeypatch.setattr(Operation, "confirmation_required", property(lambda op: True))
+    if model == "voucher":
+        instance: Any = Voucher.objects.create()
+        name, done = "redeem_voucher", "redeemed"
+    else:
+        instance = Locker.objects.create(code="L-8")
+        name, done = "occupy_locker", "occupied"
+    wire = Wire(str(AccessToken.for_user(root)), path="/mcp/forms", version=MODERN)
+    eliciting = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}}
+    call = {
+        "name": "submit_form",
+        "arguments": {"url": f"http://testserver/api/{model}s/{instance.pk}/", "template": name},
+        "_meta": eliciting,
+    }
+    asked = wire.request("tools/call", call).json()["result"]
+    assert asked.get("resultType") == "input_required", asked
+    answer = {"confirmation": {"action": "accept", "content": {"confirm": True}}}
+    ran = wire.request(
+        "tools/call", {**call, "inputResponses": answer, "requestState": asked["requestState"]}
+    ).json()["result"]
+    assert ran["isError"] is False, ran
+    assert type(instance).objects.get(pk=instance.pk).phase == done

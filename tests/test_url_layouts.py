@@ -132,3 +132,23 @@ def test_a_url_path_version_without_a_default_is_refused_with_a_hint(db):
             found = [m for m in check_rest_face() if m.id == "affordances.E041"]
     [error] = found
     assert "version" in error.msg and "DEFAULT_VERSION" in error.hint
+
+
+def test_versions_a_client_writes_are_not_kept_as_cache_keys(root):
+    # A version in the path is whatever the client wrote: each target is right for it,
+    # and nothing is kept per version (a client cannot grow or churn the paths cache).
+    from affordances import routes
+
+    with _registered(shelves_urls.REGISTRATIONS, DEFAULT_VERSION="v1"):
+        urlconf, _ = shelves_urls.layouts()["url-path-versioning"]
+        with override_settings(ROOT_URLCONF=urlconf):
+            _, volume = _objects()
+            routes._paths.clear()
+            for version in ("v3", "v4", "zz-9"):
+                body = root.get(f"/api/{version}/volumes/{volume.pk}/").json()
+                own = f"http://testserver/api/{version}/volumes/{volume.pk}/"
+                assert body["affordances"] and all(
+                    t.startswith(own) for t in _targets(body["affordances"])
+                )
+            assert not any("v3" in repr(key) or "zz-9" in repr(key) for key in routes._paths)
+            assert len(routes._paths) <= 1

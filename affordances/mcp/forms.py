@@ -228,8 +228,10 @@ def _confirmed(
     operation = get_catalog().resolve(template, ctx.user, model=resource.model, transition=True)
     if operation is None or not operation.confirmation_required:
         return values
-    # The id as the catalog's tool takes it (an integer key as a number, not its digits).
-    call = {**values, resource.id_argument: resource.parse_pk(pk)}
+    # The id as the catalog's tool takes it in JSON: an integer key as a number (not its
+    # digits), any other key (a UUID, text) as its text.
+    key = resource.parse_pk(pk)
+    call = {**values, resource.id_argument: key if isinstance(key, int) else str(key)}
     if ctx.request_state is not None or ctx.input_responses is not None:
         completed, version = confirmations.answered(
             ctx, operation, call, ctx.request_state, ctx.input_responses

@@ -8,7 +8,7 @@ from django.urls import include, path
 from rest_framework import serializers
 
 from affordances.admin import AffordanceAdminMixin
-from affordances.mcp import McpView
+from affordances.mcp import FORMS, McpView
 from affordances.rest import AffordancesMixin, ResourceRouter, ResourceUrlField, ResourceViewSet
 from tests.generic.keys import Locker, Voucher
 
@@ -54,6 +54,7 @@ router.register("lockers", LockerViewSet)
 urlpatterns = [
     path("api/", include(router.urls)),
     path("mcp", McpView.as_view(), name="mcp"),
+    path("mcp/forms", McpView.as_view(profile=FORMS), name="mcp-forms"),
     path("keys-admin/", site.urls),
 ]
 
