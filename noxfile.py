@@ -31,10 +31,12 @@ repository's other programs rather than the library on a Django version: the dem
 tests (``demo_tests/``: its domains, golden files, the browser test with Chromium and the
 third-party npm clients), the experiment's (``experiment/tests``) and the load tooling's
 (``load/tests``). The whole suite still runs on the LTS: on SQLite, and on PostgreSQL
-but for the experiment's and the load tooling's tests, which no database changes. The adoption
-test builds and installs a wheel (about half a minute): it runs once on Python 3.13, in
-the Django 6.1 SQLite run (``ADOPTION_TEST=0`` elsewhere), where the newest Django is what
-a new project gets.
+but for what no database changes (the experiment's and the load tooling's tests, the
+third-party clients, and ``SAME_ON_ANY_DATABASE``: tests whose processes have settings and
+a database of their own). The adoption tests build and install a wheel into a new project
+(about a minute and a half): they run once per Django line and once per database — on the
+LTS's PostgreSQL run and on the Django 6.1 SQLite run, where the newest Django is what a
+new project gets (``ADOPTION_TEST=0`` elsewhere).
 
 **Warnings.** In every cell a ``DeprecationWarning`` or ``PendingDeprecationWarning`` —
 every ``RemovedInDjango…Warning`` is one or the other — attributed to the library's own
@@ -90,6 +92,15 @@ CELLS = (
 )
 # The cell whose SQLite run includes the adoption test and the wheel check.
 NEWEST = CELLS[-1]
+# Demo tests that run Django in processes of their own, with their own settings and
+# database (settings from the environment, check --deploy, the bench's throwaway
+# database): what the suite's database is changes nothing in them.
+SAME_ON_ANY_DATABASE = (
+    "demo_tests/clients",
+    "demo_tests/test_settings.py",
+    "demo_tests/test_production.py",
+    "demo_tests/test_bench_command.py",
+)
 # Spread over the machine's cores, as CI runs the suite.
 PYTEST_ARGS = ("-q", "-p", "no:cacheprovider", "-n", "2")
 OWN_CODE = r"affordances(\.|$)"
@@ -173,11 +184,17 @@ def lts(session: nox.Session, cell: Cell) -> None:
         if url is None:
             continue
         # The experiment's and the load tooling's tests check those programs' own logic,
-        # and the third-party clients (demo_tests/clients: npm packages against a live
-        # server) the documents and protocols the server writes — the same on any
+        # the third-party clients (demo_tests/clients: npm packages against a live
+        # server) the documents and protocols the server writes, and SAME_ON_ANY_DATABASE
+        # start processes with settings and a database of their own — the same on any
         # database: they run once, on SQLite. PostgreSQL runs the rest.
         only_demo = (
-            ["DEMO_TESTS=demo_tests --ignore=demo_tests/clients"] if database == "postgres" else []
+            [
+                "DEMO_TESTS=demo_tests "
+                + " ".join(f"--ignore={path}" for path in SAME_ON_ANY_DATABASE)
+            ]
+            if database == "postgres"
+            else []
         )
         suite = "library and demo suites" if only_demo else f"{cell.suite} suite"
         run = _timed(
@@ -188,7 +205,13 @@ def lts(session: nox.Session, cell: Cell) -> None:
             "test",
             "PYTEST_ARGS=" + " ".join(PYTEST_ARGS),
             *only_demo,
-            env={"DATABASE_URL": url or None, "PYTEST_ADDOPTS": _addopts()},
+            env={
+                "DATABASE_URL": url or None,
+                "PYTEST_ADDOPTS": _addopts(),
+                # The wheel into a new project: once per Django and once per database
+                # (here on PostgreSQL, on SQLite in the Django 6.1 cell).
+                "ADOPTION_TEST": "1" if database == "postgres" else "0",
+            },
             external=True,
         )
         failed.append(run)

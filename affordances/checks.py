@@ -11,6 +11,7 @@ from django.core.exceptions import ImproperlyConfigured
 from rest_framework import serializers
 
 from affordances import routes
+from affordances.compat.fsm import transition_meta
 from affordances.constraints import ConstraintNotShown, ConstraintWidens, assert_narrows
 from affordances.patterns import backtracking_risk, patterns_in
 from affordances.samples import declared_sample, sample_instance
@@ -40,6 +41,7 @@ SETTING_CHECKS = {
     "OAUTH_REDIRECT_HOSTS": "affordances.E030",
     "OAUTH_UNUSED_CLIENT_TTL": "affordances.E030",
     "OAUTH_CREATE_USERS": "affordances.E030",
+    "OAUTH_CIMD_ALLOW_PRIVATE": "affordances.E030",
     "CAPABILITIES_CACHE": "affordances.E031",
     "CONFIRMATION_TTL": "affordances.E033",
     "CONFIRMATIONS": "affordances.E033",
@@ -95,6 +97,31 @@ def check_capabilities_cache(app_configs: Any = None, **kwargs: Any) -> list[che
             hint="Name a cache shared by every process (Redis, Memcached, the database), "
             "or use django.contrib.auth.backends.ModelBackend.",
             id="affordances.W013",
+        )
+    ]
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_cimd_private(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """W015 (``check --deploy``): ``OAUTH_CIMD_ALLOW_PRIVATE`` is on. The authorization
+    server then fetches Client ID Metadata Documents from loopback and private
+    addresses — whatever a client names as its ``client_id`` — which is for development
+    and tests only."""
+    from affordances.conf import settings
+
+    try:
+        allowed = settings.OAUTH_CIMD_ALLOW_PRIVATE
+    except ImproperlyConfigured:
+        return []  # E030's
+    if not allowed:
+        return []
+    return [
+        checks.Warning(
+            "AFFORDANCES['OAUTH_CIMD_ALLOW_PRIVATE'] is on: a client's metadata document is "
+            "fetched from loopback and private addresses too, so any client can make this "
+            "server send requests into its own networks.",
+            hint="Leave it False (the default) outside development and tests.",
+            id="affordances.W015",
         )
     ]
 
@@ -192,7 +219,7 @@ def _check_on_error(resources: Any) -> list[checks.CheckMessage]:
     for resource in resources:
         for fsm_field in resource.fsm_fields:
             for method_name, wrapper in fsm_field.transitions.get(resource.model, {}).items():
-                meta = getattr(wrapper, "_django_fsm", None)
+                meta = transition_meta(wrapper)
                 found = [t for t in getattr(meta, "transitions", {}).values() if t.on_error]
                 if found:
                     messages.append(

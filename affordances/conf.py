@@ -53,6 +53,11 @@ DEFAULTS: dict[str, Any] = {
     # Introspected tokens of another server (resource-server mode): create a local user
     # for an (issuer, subject) no OAuthIdentity links yet; False: such a token is refused.
     "OAUTH_CREATE_USERS": False,
+    # Client ID Metadata Documents (affordances.mcp.cimd): also fetch a document whose
+    # host resolves to a loopback or private address (127.0.0.0/8, ::1, 10/8,
+    # 172.16/12, 192.168/16, fc00::/7) — for development and tests only; link-local (the
+    # cloud metadata address), multicast and reserved addresses are refused either way.
+    "OAUTH_CIMD_ALLOW_PRIVATE": False,
     # Lists: items per page when the caller does not say, and the most it may ask for.
     "PAGE_SIZE": 50,
     "MAX_PAGE_SIZE": 200,
@@ -262,6 +267,15 @@ class AffordancesSettings:
         value = self._get("OAUTH_CREATE_USERS")
         if not isinstance(value, bool):
             raise ImproperlyConfigured("AFFORDANCES['OAUTH_CREATE_USERS'] must be True or False.")
+        return value
+
+    @property
+    def OAUTH_CIMD_ALLOW_PRIVATE(self) -> bool:
+        value = self._get("OAUTH_CIMD_ALLOW_PRIVATE")
+        if not isinstance(value, bool):
+            raise ImproperlyConfigured(
+                "AFFORDANCES['OAUTH_CIMD_ALLOW_PRIVATE'] must be True or False."
+            )
         return value
 
     @property

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings as django_settings
 
+from affordances.compat.fsm import transition_meta
+
 if TYPE_CHECKING:
     from rest_framework import serializers
 
@@ -122,7 +124,7 @@ def operation(
     )
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
-        meta = getattr(method, "_django_fsm", None)
+        meta = transition_meta(method)
         if meta is None:
             raise TypeError(
                 f"@operation must decorate a django-fsm @transition; {method.__name__} is not one."

@@ -25,10 +25,11 @@ used on one face replays on another exactly as that face answers.
 from __future__ import annotations
 
 from collections.abc import MutableMapping
+from contextlib import AbstractContextManager
 from enum import StrEnum
 from typing import Any, cast
 
-from affordances import routes
+from affordances import routes, tracing
 from affordances.catalog import get_catalog
 from affordances.evaluation import (
     Available,
@@ -329,6 +330,10 @@ class AffordanceLists:
     ):
         self.user = user
         self.compact = shape is Shape.COMPACT
+        self._resource_name = resource.name
+        self._model_label = resource.model._meta.label
+        # Asked once per request: the evaluations' spans (affordances.tracing), if any.
+        self._traced = tracing.enabled()
         self.version_field = resource.version_field
         self.pk_attname = resource.model._meta.pk.attname
         self.id_argument = resource.id_argument
@@ -377,6 +382,11 @@ class AffordanceLists:
         data in the CPU's caches, where a row at a time between the serializer's fields
         found them cold (a row's lists cost twice as much that way)."""
         ready = self._ready
+        if self._traced:
+            with self._evaluation(len(objects)):
+                for instance in objects:
+                    ready[id(instance)] = (instance, self._lists(instance))
+            return
         for instance in objects:
             ready[id(instance)] = (instance, self._lists(instance))
 
@@ -384,7 +394,21 @@ class AffordanceLists:
         ready = self._ready.pop(id(instance), None)
         if ready is not None and ready[0] is instance:
             return ready[1]
+        if self._traced:
+            with self._evaluation(1):
+                return self._lists(instance)
         return self._lists(instance)
+
+    def _evaluation(self, objects: int) -> AbstractContextManager[None]:
+        """The span of one evaluation: a page's objects at once, or one object."""
+        return tracing.evaluation(
+            self._resource_name,
+            {
+                "affordances.model": self._model_label,
+                "affordances.objects": objects,
+                "affordances.operations": len(self._operations),
+            },
+        )
 
     def _lists(self, instance: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         fields = self._fields

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from django_fsm import FSMFieldMixin, Transition
 
-from affordances import registry
+from affordances.caches import Cache
 from affordances.constraints import ConstraintWidens, assert_narrows
 from affordances.declarations import DEFAULT_STATE_REASON, MISCONFIGURED_REASON, condition_reason
 from affordances.operations import Holding, Operation
@@ -202,26 +202,20 @@ def refused_by_state(operation: Operation, state: Any, holding: Holding) -> Unav
 # only, so it is worked out once per process, not once per row (the catalog's operations
 # are rebuilt when the settings change, and so are the keys here). Bound: 4,096 entries
 # of a key and two small objects each (about 0.2 kB), under 1 MiB per process.
-_STATE_OUTCOMES_MAX = 4096
-_STATE_OUTCOMES: dict[tuple[Operation, Any], tuple[Transition | None, Unavailable | None]] = {}
-# Keyed by the catalog's operations: forgotten with the catalog (affordances.registry).
-registry.derived(_STATE_OUTCOMES.clear)
+_STATE_OUTCOMES: Cache[tuple[Operation, Any], tuple[Transition | None, Unavailable | None]] = Cache(
+    "state outcomes", keys="operation, state value", max_entries=4096
+)
 
 
 def _in_state(operation: Operation, state: Any) -> tuple[Transition | None, Unavailable | None]:
-    key = (operation, state)
-    outcome = _STATE_OUTCOMES.get(key)
-    if outcome is None:
+    def decide() -> tuple[Transition | None, Unavailable | None]:
         facts = operation.facts
         fsm_transition = facts.transition_for(state)
         if facts.meta.has_transition(state) and fsm_transition is not None:
-            outcome = (fsm_transition, None)
-        else:
-            outcome = (None, _state_refusal(operation, state))
-        if len(_STATE_OUTCOMES) > _STATE_OUTCOMES_MAX:
-            _STATE_OUTCOMES.clear()  # a bound, for processes that rebuild catalogs often
-        _STATE_OUTCOMES[key] = outcome
-    return outcome
+            return (fsm_transition, None)
+        return (None, _state_refusal(operation, state))
+
+    return _STATE_OUTCOMES.get((operation, state), decide)
 
 
 def _state_refusal(operation: Operation, state: Any) -> Unavailable:

@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, connection, models, transaction
 from django_fsm import TransitionNotAllowed
 
-from affordances import events, idempotency, reads
+from affordances import events, idempotency, reads, tracing
 from affordances.arguments import (
     absent_nulls,
     flatten_errors,
@@ -90,7 +90,63 @@ def perform(
     ``request`` (the face's, if it has one) reaches the registration's ``QUERYSET`` (a
     function of the user and the request) and the input serializer's context.
     A transition method with a ``by`` parameter receives ``user`` as ``by=``.
+
+    With OpenTelemetry configured, the run is one span, ``affordances.run <operation>``,
+    in the trace the face continued (:mod:`affordances.tracing`).
     """
+    with tracing.run(operation.name, _traced(operation, via, pk=pk, preview=preview)) as traced:
+        outcome = _perform(
+            operation=operation,
+            pk=pk,
+            user=user,
+            arguments=arguments,
+            via=via,
+            represent=represent,
+            expected_version=expected_version,
+            idempotency_key=idempotency_key,
+            request=request,
+            preview=preview,
+        )
+        traced.succeeded(_outcome_word(outcome, preview=preview), outcome.status)
+    return outcome
+
+
+def _traced(
+    operation: Operation, via: Any, *, pk: Any = None, preview: bool = False
+) -> dict[str, str | int | bool]:
+    """A run span's attributes: what runs, on what, from which face."""
+    attributes: dict[str, str | int | bool] = {
+        "affordances.operation.name": operation.name,
+        "affordances.operation.urn": operation.urn,
+        "affordances.model": operation.resource.model._meta.label,
+        "affordances.face": str(via),
+    }
+    if pk is not None:
+        attributes["affordances.object.id"] = str(pk)
+    if preview:
+        attributes["affordances.preview"] = True
+    return attributes
+
+
+def _outcome_word(outcome: Outcome, *, preview: bool = False) -> str:
+    if preview:
+        return "preview"
+    return "replayed" if outcome.replayed else "ok"
+
+
+def _perform(
+    *,
+    operation: Operation,
+    pk: Any,
+    user: Any,
+    arguments: Any,
+    via: str,
+    represent: Represent,
+    expected_version: int | None,
+    idempotency_key: str | None,
+    request: Any,
+    preview: bool,
+) -> Outcome:
     if not operation.is_transition:
         raise Problem.not_found()
     _check_via(via)
@@ -261,7 +317,31 @@ def perform_create(
     caller's constraints (400); then the model's creator runs, and one audit record
     with an empty source state is written, all in one transaction.
     """
-    may_create(operation, user)
+    may_create(operation, user)  # the faces asked already; code that calls this may not
+    with tracing.run(operation.name, _traced(operation, via)) as traced:
+        outcome = _perform_create(
+            operation=operation,
+            user=user,
+            arguments=arguments,
+            via=via,
+            represent=represent,
+            idempotency_key=idempotency_key,
+            request=request,
+        )
+        traced.succeeded(_outcome_word(outcome), outcome.status)
+    return outcome
+
+
+def _perform_create(
+    *,
+    operation: Operation,
+    user: Any,
+    arguments: Any,
+    via: str,
+    represent: Represent,
+    idempotency_key: str | None,
+    request: Any,
+) -> Outcome:
     _check_via(via)
     if not isinstance(arguments, Mapping):
         raise Problem.malformed("The arguments must be a JSON object.")

@@ -44,7 +44,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from rest_framework.utils.encoders import JSONEncoder
 
-from affordances import retention
 from affordances.conf import settings
 from affordances.encoding import canonical_json
 from affordances.models import IdempotencyRecord
@@ -58,7 +57,6 @@ __all__ = [
     "complete",
     "fingerprint",
     "parse_key",
-    "purge_expired",
     "release",
     "stored_body",
 ]
@@ -200,14 +198,6 @@ def complete(record: IdempotencyRecord, *, status_code: int, body: dict[str, Any
 def release(record: IdempotencyRecord) -> None:
     """A refusal is not stored: nothing ran, so the key may be used again."""
     _own(record).delete()
-
-
-def purge_expired(*, now: Any = None, batch_size: int | None = None) -> int:
-    """Delete expired records in bounded batches (see ``affordances.retention``)."""
-    return retention.delete_in_batches(
-        retention.expired_idempotency_records(now=now),
-        batch_size=batch_size or retention.DEFAULT_BATCH_SIZE,
-    )
 
 
 def stored_body(record: IdempotencyRecord) -> dict[str, Any]:

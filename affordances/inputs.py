@@ -25,7 +25,7 @@ from django.utils import timezone, translation
 from django.utils.text import capfirst
 from rest_framework import serializers
 
-from affordances import registry
+from affordances.caches import Cache
 from affordances.constraints import conjoined_pattern, format_bounds, inclusive_bounds, moment
 from affordances.schemas import (
     SchemaValidator,
@@ -211,10 +211,10 @@ def _label(name: str) -> str:
 # process, as the catalog's schemas are, so the fields are built once per constraint —
 # not on every HAL-FORMS response, OPTIONS or form. Forgotten with the catalog
 # (affordances.registry); bound: 1,024 entries (a constraint spelled per object, a
-# bound from its amount, fills it; then it is cleared).
-_FIELDS_MAX = 1024
-_FIELDS: dict[tuple[type[Any], str, str | None], tuple[InputField, ...]] = {}
-registry.derived(_FIELDS.clear)
+# bound from its amount, evicts the least recently used).
+_FIELDS: Cache[tuple[type[Any], str, str | None], tuple[InputField, ...]] = Cache(
+    "input fields", keys="input serializer, constraints' repr, language", max_entries=1024
+)
 
 
 def input_fields(
@@ -225,13 +225,7 @@ def input_fields(
         return []
     # repr tells JSON values apart exactly (1 and "1", 1.0 and 1; true and 1).
     key = (input_serializer, repr(constraints), translation.get_language())
-    known = _FIELDS.get(key)
-    if known is None:
-        known = _build(input_serializer, constraints)
-        if len(_FIELDS) >= _FIELDS_MAX:
-            _FIELDS.clear()
-        _FIELDS[key] = known
-    return list(known)
+    return list(_FIELDS.get(key, lambda: _build(input_serializer, constraints)))
 
 
 def _build(

@@ -6,20 +6,27 @@ each face keys what it builds by exactly those inputs and builds it once per pro
 Keys must name everything the value depends on: a key that forgets the caller's
 capabilities would serve one caller's document to another.
 
-The store is bounded in entries and in bytes (least recently used out) and emptied
-whenever the catalog is rebuilt or a setting changes (tests, ``override_settings``).
+The documents are kept in one :class:`~affordances.caches.Cache`, bounded in entries
+and in bytes (least recently used out) and emptied whenever the catalog is rebuilt or a
+setting changes (tests, ``override_settings``).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from affordances import registry
+from affordances.caches import Cache
 
-__all__ = ["MAX_BYTES", "MAX_ENTRIES", "PARSED_JSON_FACTOR", "clear", "memoized", "stored_bytes"]
+__all__ = [
+    "DOCUMENTS",
+    "MAX_BYTES",
+    "MAX_ENTRIES",
+    "PARSED_JSON_FACTOR",
+    "clear",
+    "memoized",
+    "stored_bytes",
+]
 
 T = TypeVar("T")
 
@@ -35,47 +42,25 @@ MAX_BYTES = 32 * 1024 * 1024
 # of objects); sizes of parsed documents are estimated with this.
 PARSED_JSON_FACTOR = 5
 
-_lock = threading.Lock()
-_store: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-_bytes = 0
+DOCUMENTS: Cache[Hashable, Any] = Cache(
+    "documents",
+    keys="the document's kind, then all it depends on: capability set, format, host, language",
+    max_entries=MAX_ENTRIES,
+    max_bytes=MAX_BYTES,
+)
 
 
 def memoized(key: Hashable, build: Callable[[], T], *, size: Callable[[T], int]) -> T:
-    """The value kept for ``key``, built (outside the lock) the first time it is asked.
-
-    ``size(value)`` is what keeping it costs, in bytes; a value larger than the whole
-    bound is returned and not kept.
-    """
-    global _bytes
-    with _lock:
-        if key in _store:
-            _store.move_to_end(key)
-            kept: T = _store[key][0]
-            return kept
-    value = build()
-    cost = max(int(size(value)), 1)
-    if cost > MAX_BYTES:
-        return value
-    with _lock:
-        previous = _store.pop(key, None)
-        if previous is not None:
-            _bytes -= previous[1]
-        _store[key] = (value, cost)
-        _bytes += cost
-        while len(_store) > MAX_ENTRIES or _bytes > MAX_BYTES:
-            _bytes -= _store.popitem(last=False)[1][1]
+    """The document kept for ``key``, built the first time it is asked; ``size(value)``
+    is what keeping it costs, in bytes."""
+    value: T = DOCUMENTS.get(key, build, size=size)
     return value
 
 
 def stored_bytes() -> int:
     """What the store holds now, in bytes (as the values' ``size`` said)."""
-    with _lock:
-        return _bytes
+    return DOCUMENTS.stored_bytes
 
 
-@registry.derived
 def clear() -> None:
-    global _bytes
-    with _lock:
-        _store.clear()
-        _bytes = 0
+    DOCUMENTS.clear()

@@ -50,6 +50,7 @@ from django_fsm import FSMFieldMixin, FSMMeta, Transition
 from rest_framework import serializers
 
 from affordances import capabilities, registry
+from affordances.compat.fsm import transition_meta
 from affordances.conf import settings
 from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, OperationSpec
 from affordances.resources import Resource
@@ -570,7 +571,8 @@ def _transition_operations(resource: Resource) -> list[Operation]:
     item = representation_schema(resource)
     for fsm_field in resource.fsm_fields:
         for method_name, wrapper in _declared_transitions(resource, fsm_field):
-            meta: FSMMeta = wrapper._django_fsm  # type: ignore[attr-defined]
+            meta = transition_meta(wrapper)
+            assert meta is not None  # _declared_transitions yields transitions only
             fsm_transitions = list(meta.transitions.values())
             first = fsm_transitions[0]
             declared: OperationSpec | None = first.custom.get(CUSTOM_KEY)

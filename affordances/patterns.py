@@ -28,17 +28,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
-
-# Python's own parser (``re._parser``, public as ``sre_parse`` before 3.11): the tree
-# the engine runs, so what is analysed is what is matched.
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
+
+# Python's own parser: the tree the engine runs, so what is analysed is what is matched.
+from affordances.caches import cached
+from affordances.compat import regex
 
 __all__ = ["backtracking_risk", "is_anchored", "patterns_in"]
 
-_C = sre_constants
+_C = regex.constants
 UNBOUNDED = _C.MAXREPEAT
 _REPEATS = (_C.MAX_REPEAT, _C.MIN_REPEAT, getattr(_C, "POSSESSIVE_REPEAT", _C.MAX_REPEAT))
 
@@ -245,11 +243,11 @@ def _walk(taken: frozenset[str], items: Sequence[_Node]) -> str:
 
 # Declared patterns only (a few per operation), never request input: 256 entries of a
 # pattern and a short sentence, some tens of kB at most.
-@lru_cache(maxsize=256)
+@cached("backtracking risks", keys="declared pattern", max_entries=256)
 def backtracking_risk(pattern: str) -> str | None:
     """Why ``pattern`` may take super-linear time in a backtracking engine, or None."""
     try:
-        parsed = sre_parse.parse(pattern)
+        parsed = regex.parse(pattern)
     except re.error as exc:
         return f"not a regular expression ({exc})"
     items = list(parsed)
@@ -269,7 +267,7 @@ def is_anchored(pattern: str) -> bool:
     """Whether every match of ``pattern`` starts at the start (``^`` or ``\\A`` first, no
     alternative around it): searched or matched from the start, it takes the same."""
     try:
-        return _starts_anchored(list(sre_parse.parse(pattern)))
+        return _starts_anchored(list(regex.parse(pattern)))
     except re.error:
         return False
 

@@ -30,6 +30,8 @@ class ProblemCode(StrEnum):
 
     NOT_FOUND = "not_found"
     STALE_VERSION = "stale_version"
+    # A read's own If-Match (or If-Unmodified-Since) failed, as Django evaluates it.
+    PRECONDITION_FAILED = "precondition_failed"
     OPERATION_NOT_AVAILABLE = "operation_not_available"
     VALIDATION_ERROR = "validation_error"
     MALFORMED_REQUEST = "malformed_request"
@@ -53,6 +55,7 @@ class ProblemCode(StrEnum):
 _TITLES: dict[ProblemCode, str] = {
     ProblemCode.NOT_FOUND: "Not found",
     ProblemCode.STALE_VERSION: "Stale version",
+    ProblemCode.PRECONDITION_FAILED: "Precondition failed",
     ProblemCode.OPERATION_NOT_AVAILABLE: "Operation not available",
     ProblemCode.VALIDATION_ERROR: "Invalid arguments",
     ProblemCode.MALFORMED_REQUEST: "Malformed request",

@@ -26,7 +26,7 @@ from django.urls import (
 )
 from django.utils.translation import get_language
 
-from affordances import registry
+from affordances.caches import Cache
 
 if TYPE_CHECKING:
     from affordances.operations import Operation
@@ -44,7 +44,6 @@ __all__ = [
     "PROTOCOL_SCHEMA",
     "PROTOCOL_SCHEMA_NAME",
     "detail_path",
-    "detail_template",
     "is_detail",
     "list_path",
     "local_name",
@@ -109,18 +108,18 @@ def mounts() -> list[tuple[str, frozenset[str]]]:
     ``v1`` (a versioned API; DRF's ``NamespaceVersioning``) — and the keywords the
     patterns above them capture (``version``: DRF's ``URLPathVersioning``)."""
     resolver = get_resolver(get_urlconf())
-    known = _mounts.get(resolver)
-    if known is None:
+
+    def walk() -> list[tuple[str, frozenset[str]]]:
         found: list[tuple[str, frozenset[str]]] = []
         _walk(resolver, [], frozenset(), found, depth=0)
-        if len(_mounts) >= 16:
-            _mounts.clear()
-        known = _mounts[resolver] = found
-    return known
+        return found
+
+    return _mounts.get(resolver, walk)
 
 
-_mounts: dict[Any, list[tuple[str, frozenset[str]]]] = {}
-registry.derived(_mounts.clear)
+_mounts: Cache[Any, list[tuple[str, frozenset[str]]]] = Cache(
+    "library mounts", keys="the URLconf's resolver", max_entries=16
+)
 
 
 def _walk(
@@ -234,15 +233,16 @@ def is_detail(resource: Resource, match: ResolverMatch) -> bool:
     )
 
 
-# The paths reversed without an id or with the placeholder id, per route, script prefix
-# and language (what else reverse() reads), each with the URLconf's resolver it was
-# reversed with: the same for every request, so reversed once per process, not once per
-# operation and request. A new resolver (clear_url_caches(), another ROOT_URLCONF)
-# reverses them again. Bound: 1,024 short strings.
-_PATHS_MAX = 1024
-_paths: dict[tuple[str, bool, str, str | None, str], tuple[Any, str | None]] = {}
-# Reversed from the URLconf and the settings.
-registry.derived(_paths.clear)
+# The paths reversed without an id or with the placeholder id, per URLconf resolver,
+# route, script prefix and language (what else reverse() reads): the same for every
+# request, so reversed once per process, not once per operation and request. A new
+# resolver (clear_url_caches(), another ROOT_URLCONF) is a new key. Bound: 1,024 short
+# strings.
+_paths: Cache[tuple[Any, str, bool, str, str | None, str], str | None] = Cache(
+    "reversed paths",
+    keys="the URLconf's resolver, route, with id, script prefix, language, mount",
+    max_entries=1024,
+)
 
 
 def _reversed(route: str, request: Any = None, *, with_pk: bool) -> str | None:
@@ -257,15 +257,11 @@ def _reversed(route: str, request: Any = None, *, with_pk: bool) -> str | None:
         return _reverse_or_none(
             f"{where}:{route}", {**outer, "pk": PK_PLACEHOLDER} if with_pk else outer
         )
-    key = (route, with_pk, get_script_prefix(), get_language(), where)
-    known = _paths.get(key)
-    if known is not None and known[0] is resolver:
-        return known[1]
-    path = _reverse_or_none(f"{where}:{route}", {"pk": PK_PLACEHOLDER} if with_pk else {})
-    if len(_paths) >= _PATHS_MAX:
-        _paths.clear()
-    _paths[key] = (resolver, path)
-    return path
+    key = (resolver, route, with_pk, get_script_prefix(), get_language(), where)
+    return _paths.get(
+        key,
+        lambda: _reverse_or_none(f"{where}:{route}", {"pk": PK_PLACEHOLDER} if with_pk else {}),
+    )
 
 
 def _reverse_or_none(name: str, kwargs: dict[str, Any]) -> str | None:
@@ -298,8 +294,3 @@ def target_template(operation: Operation, request: Any) -> tuple[str, str] | Non
     assert operation.method_name is not None
     route = local_name(operation.resource.basename, operation.method_name)
     return template(_template_path(route, request), request)
-
-
-def detail_template(resource: Resource, request: Any) -> tuple[str, str] | None:
-    """An object's URL before and after its id."""
-    return template(_template_path(local_name(resource.basename, "detail"), request), request)

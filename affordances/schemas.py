@@ -28,7 +28,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError as SchemaValidationError
 from rest_framework import serializers
 
-from affordances.compat import map_serializer
+from affordances.compat.spectacular import map_serializer
 from affordances.constraints import inclusive_bounds, outside_format_bound
 from affordances.vocabulary import field_schema, key_schema
 

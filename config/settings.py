@@ -264,6 +264,14 @@ OAUTH2_PROVIDER = {
     "OAUTH2_VALIDATOR_CLASS": "affordances.mcp.oauth.OAuth2Validator",
     # RFC 7592 registration tokens expire (django-oauth-toolkit's default: the year 9999).
     "DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS": 7 * 24 * 3600,
+    # Client ID Metadata Documents, which MCP 2025-11-25 prefers to registration: a host
+    # names an https URL as its client_id and this server fetches its description there
+    # (at the consent page, once the person logged in), under the registration's policy,
+    # with django-oauth-toolkit's limits (16 kB, 5 s, kept per Cache-Control between
+    # 5 minutes and a day). affordances.mcp.cimd's fetcher refuses private addresses
+    # unless AFFORDANCES["OAUTH_CIMD_ALLOW_PRIVATE"] (development only).
+    "CIMD_ENABLED": True,
+    "CIMD_METADATA_FETCHER": "affordances.mcp.cimd.MetadataFetcher",
 }
 # Where the consent page sends a visitor who is not logged in: DRF's login page (any
 # user; the admin's takes staff only), rate-limited like the others (config.throttling).

@@ -18,6 +18,7 @@ def test_the_bench_prints_every_face_and_ratio() -> None:
     # Its own process: the command makes (and drops) a throwaway database of its own.
     command = [sys.executable, "manage.py", "bench_affordances", "--sizes", "3,6"]
     command += ["--rounds", "1", "--min-seconds", "0", "--transitions", "2", "--profile"]
+    command += ["--profile-requests", "3"]
     env = {**os.environ, "DATABASE_URL": "sqlite:///bench.sqlite3"}
     env.pop("DJANGO_SETTINGS_MODULE", None)
     done = subprocess.run(

@@ -55,7 +55,7 @@ def test_the_checks_have_no_side_effects():
     memo.memoized(("probe",), lambda: b"kept", size=len)
     assert checks.run_checks(tags=None) is not None
     assert get_catalog() is catalog
-    assert ("probe",) in memo._store
+    assert ("probe",) in memo.DOCUMENTS
 
 
 def test_demo_catalog_passes_the_affordances_check():

@@ -14,6 +14,10 @@ browser logs in and consents, the code goes back on stdin; then ``finishAuth``,
 ``tools/list``, a transition, and a refresh through the SDK's ``auth()`` — rotated,
 still bound to the endpoint, the spent refresh token refused.
 
+With a Client ID Metadata Document (``client_metadata_url``) the Python SDK registers
+nothing: the server fetches the document from a real HTTPS server on 127.0.0.1
+(tests/metadata_server.py) and the consent page names the host that published it.
+
 One live server (pytest-django's, on 127.0.0.1) and one browser for the module.
 """
 
@@ -49,6 +53,7 @@ from playwright.async_api import Browser, Route, async_playwright
 from affordances.models import AuditRecord
 from demo_tests.clients.conftest import BIN, CLIENTS
 from demo_tests.conftest import DEMO_PASSWORD, Demo
+from tests.metadata_server import MetadataServer, metadata_host  # noqa: F401 (a fixture)
 
 CHROMIUM = "/usr/bin/chromium"
 # Never listened on: Chromium's request to it is answered by the test (page.route).
@@ -149,7 +154,13 @@ def _query(url: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(url).query).items()}
 
 
-async def _flow(browser: Browser, base: str, username: str, pending: int) -> dict[str, Any]:
+async def _flow(
+    browser: Browser,
+    base: str,
+    username: str,
+    pending: int,
+    client_metadata_url: str | None = None,
+) -> dict[str, Any]:
     seen: dict[str, Any] = {"requests": []}
     storage = Memory()
     answered: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -176,6 +187,7 @@ async def _flow(browser: Browser, base: str, username: str, pending: int) -> dic
         storage=storage,
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
+        client_metadata_url=client_metadata_url,
     )
 
     async def record(request: httpx2.Request) -> None:
@@ -278,6 +290,59 @@ def test_an_mcp_client_with_the_url_alone_logs_in_consents_and_acts(
     status, body = refresh["reused"]
     assert status == 400 and body["error"] == "invalid_grant", body
     assert refresh["after_reuse"] == 401
+
+
+def test_an_mcp_client_named_by_its_metadata_document_needs_no_registration(
+    live_server: Any,
+    demo: Demo,
+    chromium: Chromium,
+    metadata_host: MetadataServer,  # noqa: F811
+    settings: Any,
+) -> None:
+    """The SDK with a Client ID Metadata Document: the server's metadata says it takes
+    them, so the SDK registers nothing and sends the document's URL as its client_id;
+    the server fetches the document (from the test's HTTPS server on 127.0.0.1, hence
+    the development allowance), and the person consents to the host that published it."""
+    settings.AFFORDANCES = {**settings.AFFORDANCES, "OAUTH_CIMD_ALLOW_PRIVATE": True}
+    url = metadata_host.url("/oauth/client.json")
+    metadata_host.publish(
+        "/oauth/client.json",
+        {
+            "client_id": url,
+            "client_name": "affordances CIMD test",
+            "redirect_uris": [REDIRECT_URI],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        },
+        cache_control="max-age=300",
+    )
+    pending = demo.orders["demo-01"].pk
+    seen = chromium.run(
+        _flow(chromium.browser, live_server.url, "support", pending, client_metadata_url=url)
+    )
+
+    requests = seen["requests"]
+    assert "GET /.well-known/oauth-authorization-server/o" in requests, requests
+    assert "POST /o/token/" in requests and "POST /o/register/" not in requests, requests
+    authorize = parse_qs(urlsplit(seen["authorize"]).query)
+    assert authorize["client_id"] == [url] and authorize["code_challenge_method"] == ["S256"]
+    assert seen["client_id"] == url
+    host = f"127.0.0.1:{metadata_host.port}"
+    assert f"{host} wants to act as you here" in seen["consent"], seen["consent"]
+    assert f"{host} asks to:" in seen["consent"]
+
+    assert "confirm_order" in seen["tools"] and seen["is_error"] is False, seen["confirmed"]
+    assert seen["confirmed"]["status"] == "confirmed"
+    record = AuditRecord.objects.get(operation_name="confirm_order", object_id=str(pending))
+    assert record.username == "support" and record.via == "mcp"
+
+    application = get_application_model().objects.get(client_id=url)
+    assert application.registration_source == "cimd" and application.client_type == "public"
+    assert application.name == "affordances CIMD test"
+    assert application.redirect_uris == REDIRECT_URI
+    # Fetched once, for the consent page; the consent and the token used what it kept.
+    assert metadata_host.requests == ["/oauth/client.json"]
 
 
 async def _typescript_flow(browser: Browser, base: str, username: str, pending: int) -> Any:

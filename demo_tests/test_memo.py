@@ -174,7 +174,7 @@ def test_openapi_memo_off_generates_each_document_for_its_own_request(
     hooks = [*spectacular_settings.POSTPROCESSING_HOOKS, tenant_hook]
     monkeypatch.setattr(spectacular_settings, "POSTPROCESSING_HOOKS", hooks)
     settings.AFFORDANCES = {**django_settings.AFFORDANCES, "OPENAPI_MEMO": False}
-    kept = len(memo._store)
+    kept = len(memo.DOCUMENTS)
 
     one = _schema(demo, "support", **{"X-Tenant": "one"})
     two = _schema(demo, "support", **{"X-Tenant": "two"})
@@ -185,7 +185,7 @@ def test_openapi_memo_off_generates_each_document_for_its_own_request(
     assert one["ETag"] != two["ETag"]
     assert again.status_code == 304 and again.content == b""
     assert len(generations) == 3
-    assert len(memo._store) == kept  # nothing of these documents was kept
+    assert len(memo.DOCUMENTS) == kept  # nothing of these documents was kept
 
 
 def test_with_the_memo_on_a_hook_reading_more_of_the_request_sees_only_the_first(
@@ -350,7 +350,7 @@ def test_the_store_is_bounded_and_emptied_when_the_catalog_is_rebuilt() -> None:
         memo.memoized(
             ("test", index), lambda index=index: builds.append(index) or index, size=lambda _: 1
         )
-    assert len(memo._store) == memo.MAX_ENTRIES
+    assert len(memo.DOCUMENTS) == memo.MAX_ENTRIES
     assert memo.memoized(("test", 0), lambda: "rebuilt", size=len) == "rebuilt"  # evicted first
     kept = memo.memoized(("test", memo.MAX_ENTRIES + 9), lambda: "x", size=len)
     assert kept == memo.MAX_ENTRIES + 9
@@ -367,13 +367,13 @@ def test_the_store_is_bounded_in_bytes() -> None:
         value = memo.memoized(("big", index), lambda: b"x" * chunk, size=len)
         assert len(value) == chunk
         assert memo.stored_bytes() <= memo.MAX_BYTES
-    assert 9 <= len(memo._store) <= 10
+    assert 9 <= len(memo.DOCUMENTS) <= 10
     # The most recent are kept, the oldest went first.
     assert memo.memoized(("big", 24), lambda: b"rebuilt", size=len) == b"x" * chunk
     assert memo.memoized(("big", 0), lambda: b"rebuilt", size=len) == b"rebuilt"
     # A value larger than the whole bound is returned, not kept.
     huge = memo.memoized(("huge",), lambda: b"y" * (memo.MAX_BYTES + 1), size=len)
-    assert len(huge) == memo.MAX_BYTES + 1 and ("huge",) not in memo._store
+    assert len(huge) == memo.MAX_BYTES + 1 and ("huge",) not in memo.DOCUMENTS
     memo.clear()
     assert memo.stored_bytes() == 0
 
@@ -421,7 +421,7 @@ def test_hal_forms_rows_of_every_version_share_one_form_per_operation_and_constr
         return real(serializer_class, constraints)
 
     monkeypatch.setattr(renderers, "input_fields", counted)
-    monkeypatch.setattr(renderers, "_FORMS", {})  # none kept from earlier tests
+    renderers._FORMS.clear()  # none kept from earlier tests
     headers = _headers(demo, "warehouse", Accept="application/prs.hal-forms+json")
     document = Client().get("/api/orders/?status=confirmed&page_size=200", headers=headers).json()
     rows = {row["id"]: row for row in document["_embedded"]["orders"]}

@@ -81,6 +81,38 @@ def test_each_representation_has_its_own_strong_etag(api, path, accepts):
             assert answer["ETag"] == tag
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/operations/",
+        "/api/operations/list_loans/",
+        "/api/schemas/affordance-entry.schema.json",
+        "/api/schema/",
+    ],
+)
+def test_conditional_requests_are_evaluated_as_django_does(api, path):
+    """RFC 9110 §13.2.2 as Django evaluates it: If-None-Match is a list, weak-compared,
+    ``*`` matches; a 304 keeps the validators and ``Vary``; a read's failed If-Match is
+    a 412 problem document (it was ignored when the comparison was hand-written)."""
+    first = api.get(path)
+    tag = first["ETag"]
+    for header in (tag, f"W/{tag}", f'"other", {tag}', "*"):
+        again = api.get(path, HTTP_IF_NONE_MATCH=header)
+        assert again.status_code == 304, header
+        assert again.content == b""
+        assert again["ETag"] == tag
+        assert again.get("Vary") == first.get("Vary")
+        assert again.get("Cache-Control") == first.get("Cache-Control")
+    assert api.get(path, HTTP_IF_NONE_MATCH='"other"').status_code == 200
+    assert api.get(path, HTTP_IF_MATCH=tag).status_code == 200
+    assert api.get(path, HTTP_IF_MATCH="*").status_code == 200
+    # Without Accept: the OpenAPI document's default is YAML, a problem is JSON still.
+    refused = api.get(path, HTTP_IF_MATCH='"other"')
+    assert refused.status_code == 412
+    assert refused["Content-Type"].startswith("application/problem+json")
+    assert refused.json()["code"] == "precondition_failed"
+
+
 def test_the_format_parameter_picks_a_representation_and_its_tag(api):
     yaml_tag = _etag(api, "/api/schema/", OPENAPI_YAML)
     as_json = api.get("/api/schema/?format=json", HTTP_IF_NONE_MATCH=yaml_tag)

@@ -7,11 +7,11 @@ set, ``resources/*`` to the registered models. Translates; decides nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
-from affordances import brokers, memo, registry
+from affordances import brokers, memo, tracing
+from affordances.caches import cached
 from affordances.mcp import authorization, listen, resources
 from affordances.mcp.context import Context
 from affordances.mcp.forms import FormsTools
@@ -44,12 +44,15 @@ class ToolSet(Protocol):
         ...
 
 
-@cache
 def _package_version() -> str:
     try:
         return version("django-affordances")
     except PackageNotFoundError:  # a source checkout that was never installed
         return "0.0.0"
+
+
+# The installed distribution's: fixed for the process.
+PACKAGE_VERSION = _package_version()
 
 
 def _context(profile: Profile, call: Call) -> Context:
@@ -80,13 +83,23 @@ def _read_only(tools: ToolSet, ctx: Context, name: str) -> bool:
 
 # Keyed by the profiles the URLconf mounts (a handful, from code): one small object each,
 # forgotten with everything else derived from settings (affordances.registry).
-@cache
+@cached("mcp servers", keys="profile", max_entries=16)
 def server_for(profile: Profile) -> Server:
     """One server per profile and process; it keeps no per-request state."""
     tools = _tool_set(profile)
 
     def bound(handler: Callable[[Context, dict[str, Any]], dict[str, Any]]) -> Any:
-        return lambda call, params: handler(_context(profile, call), params)
+        def handle(call: Call, params: dict[str, Any]) -> dict[str, Any]:
+            # The caller's trace, continued once per request: the message's `_meta`
+            # (traceparent, tracestate, baggage), else the HTTP request's headers.
+            meta = params.get("_meta")
+            with tracing.continued(
+                message=meta if isinstance(meta, dict) else None,
+                headers=getattr(call.request, "headers", None),
+            ):
+                return handler(_context(profile, call), params)
+
+        return handle
 
     def tools_list(ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         items, following = page(
@@ -171,7 +184,7 @@ def server_for(profile: Profile) -> Server:
         server_info={
             "name": "django-affordances",
             "title": profile.title,
-            "version": _package_version(),
+            "version": PACKAGE_VERSION,
         },
         capabilities=capabilities,
         instructions=profile.instructions,
@@ -180,6 +193,3 @@ def server_for(profile: Profile) -> Server:
         # The app's bounded memo, as every face's (forgotten with the catalog).
         memoize=lambda key, build: memo.memoized(key, build, size=len),
     )
-
-
-registry.derived(server_for.cache_clear)

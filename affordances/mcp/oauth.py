@@ -20,11 +20,13 @@ What django-oauth-toolkit 3.4 does itself, configured by ``OAUTH2_PROVIDER``:
 RFC 8414 metadata, the authorization code grant with PKCE (S256 only), refresh token
 rotation with reuse detection, RFC 8707 resource indicators bound into the grant and
 the token (and checked by its bearer validation), RFC 9207 ``iss`` in the authorization
-response, RFC 7591/7592 dynamic client registration and hashed token storage. What this
-module adds: the URLs at the places MCP clients look for them, a registration endpoint
-restricted to the one grant MCP uses, a DRF class that lets other bearer tokens
-(simplejwt's) through to the next class, and a validator that makes its RFC 7662
-introspection of another server's tokens safe to rely on (:class:`OAuth2Validator`).
+response, RFC 7591/7592 dynamic client registration, Client ID Metadata Documents
+(``CIMD_ENABLED``) and hashed token storage. What this module adds: the URLs at the
+places MCP clients look for them, a registration endpoint restricted to the one grant
+MCP uses, metadata documents under the same policy and fetched safely
+(affordances.mcp.cimd), a DRF class that lets other bearer tokens (simplejwt's) through
+to the next class, and a validator that makes its RFC 7662 introspection of another
+server's tokens safe to rely on (:class:`OAuth2Validator`).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from oauth2_provider import views as dot_views
 from oauth2_provider.contrib.rest_framework import OAuth2Authentication as _DotAuthentication
 from oauth2_provider.models import (
     get_access_token_model,
+    get_application_model,
     get_refresh_token_model,
     revoke_access_token,
 )
@@ -63,7 +66,7 @@ from rest_framework.permissions import SAFE_METHODS
 from rest_framework.request import Request
 
 from affordances.conf import settings
-from affordances.mcp import identities
+from affordances.mcp import cimd, identities
 from affordances.mcp.authorization import MARKER, granted_scopes
 from affordances.mcp.consent import AuthorizationView
 from affordances.mcp.registration import RegistrationManagementView, RegistrationView
@@ -304,9 +307,38 @@ class OAuth2Validator(_DotValidator):  # type: ignore[misc]
     value PostgreSQL cannot store) treated as an inactive token — a 401 challenge, not
     a 500. The deprecated ``AUTHENTICATION_SERVER_EXP_TIME_ZONE`` is not applied:
     ``exp`` is UTC, as RFC 7662 says.
+
+    As the ``oauth`` extra's own authorization server's validator, it also ends a
+    person's sessions when they say so (below), and looks up the clients of Client ID
+    Metadata Documents without fetching a new one outside the authorization endpoint
+    (:meth:`_load_application`).
     """
 
     introspection_timeout: float = 5.0
+
+    # --- clients described by a metadata document (affordances.mcp.cimd) --------------
+
+    def _load_application(self, client_id: str, request: Any) -> Any:
+        """django-oauth-toolkit's lookup, but a Client ID Metadata Document is fetched
+        for the first time only at the authorization endpoint, after the person logged
+        in (affordances.mcp.consent): here a URL never seen is an unknown client — an
+        anonymous token request makes the server fetch nothing new — and a known one
+        is fetched again when its time is up, under the same policy (the last good one
+        kept when that fails)."""
+        if not cimd.applies(client_id):
+            return super()._load_application(client_id, request)
+        cached = request.client
+        if (
+            isinstance(cached, get_application_model())
+            and cached.client_id == client_id
+            and cached.is_usable(request)
+        ):
+            return cached
+        client = cimd.known(client_id, request)
+        if client is None or not client.is_usable(request):
+            return None
+        request.client = client
+        return client
 
     # --- issuing: a person ends every session they started ----------------------------
 

@@ -2,7 +2,8 @@
 
 django-oauth-toolkit's endpoints, with what a public MCP server needs on top:
 
-- **one policy for POST and PUT** (:func:`refusal`): the authorization code grant only
+- **one policy for POST and PUT** (:func:`refusal`), and for Client ID Metadata
+  Documents (affordances.mcp.cimd): the authorization code grant only
   (``refresh_token`` beside it), response type ``code``; a redirect URI is ``https``,
   or ``http`` on a loopback address (127.0.0.1, ::1, localhost — RFC 8252 §7.3, where
   desktop hosts receive the answer, as the MCP authorization spec allows), on a host of
@@ -41,14 +42,16 @@ from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views.dynamic_client_registration import (
     DynamicClientRegistrationManagementView,
     DynamicClientRegistrationView,
-    _application_to_response,
-    _build_application_kwargs,
-    _check_permissions,
-    _error_response,
-    _issue_registration_token,
-    _validation_error_description,
 )
 
+from affordances.compat.oauth_toolkit import (
+    application_kwargs,
+    application_to_response,
+    error_response,
+    issue_registration_token,
+    registration_permitted,
+    validation_error_description,
+)
 from affordances.conf import settings
 from affordances.mcp.throttling import throttled
 
@@ -56,10 +59,12 @@ __all__ = [
     "RegistrationManagementView",
     "RegistrationView",
     "admit_loopback",
+    "clean_text",
     "loopback",
     "loopback_http",
     "redirect_host_allowed",
     "refusal",
+    "refused",
 ]
 
 # RFC 7591 values an MCP client registers with: the authorization code grant (and the
@@ -75,13 +80,16 @@ LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 REGISTRATION_TOKEN_TTL = timedelta(days=30)
 
 
-def _error(description: str, error: str = "invalid_client_metadata") -> JsonResponse:
+INVALID = "invalid_client_metadata"
+
+
+def _error(description: str, error: str = INVALID) -> JsonResponse:
     response = JsonResponse({"error": error, "error_description": description}, status=400)
     response["Cache-Control"] = "no-store"
     return response
 
 
-def _clean_text(value: Any) -> bool:
+def clean_text(value: Any) -> bool:
     # No control character (Unicode category Cc: C0, DEL, C1): NUL is refused by
     # PostgreSQL, and the others have no place in a name shown on the consent page or in
     # a URI (RFC 3986 has none).
@@ -145,36 +153,46 @@ def _values(data: dict[str, Any], key: str, default: list[str]) -> list[Any] | N
     return value if isinstance(value, list) else None
 
 
-def refusal(data: Any) -> JsonResponse | None:
-    """The 400 answer for client metadata the policy refuses, or None to go on."""
+def refused(data: Any) -> tuple[str, str] | None:
+    """The policy's ``(error, description)`` for client metadata it refuses, or None.
+
+    One rule for every way a client describes itself: a registration (``POST``), its
+    update (``PUT``), and a Client ID Metadata Document (affordances.mcp.cimd)."""
     if not isinstance(data, dict):
-        return _error("Send the client metadata as a JSON object.")
+        return INVALID, "Send the client metadata as a JSON object."
     grant_types = _values(data, "grant_types", ["authorization_code"])
     if grant_types is None or not set(grant_types) <= GRANT_TYPES:
-        return _error("grant_types may hold only authorization_code and refresh_token.")
+        return INVALID, "grant_types may hold only authorization_code and refresh_token."
     if "authorization_code" not in grant_types:
-        return _error("grant_types must hold authorization_code.")
+        return INVALID, "grant_types must hold authorization_code."
     response_types = _values(data, "response_types", ["code"])
     if response_types is None or not set(response_types) <= RESPONSE_TYPES:
-        return _error("response_types may hold only code.")
+        return INVALID, "response_types may hold only code."
     name = data.get("client_name", "")
-    if not _clean_text(name):
-        return _error("client_name is a text without control characters.")
+    if not clean_text(name):
+        return INVALID, "client_name is a text without control characters."
     uris = data.get("redirect_uris")
     if isinstance(uris, list):
-        if not all(_clean_text(uri) for uri in uris):
-            return _error("A redirect URI is a text without control characters.")
+        if not all(clean_text(uri) for uri in uris):
+            return INVALID, "A redirect URI is a text without control characters."
         if not all(_https_or_loopback(uri) for uri in uris):
-            return _error(
+            return (
+                "invalid_redirect_uri",
                 "A redirect URI is https, or http on a loopback address (RFC 8252 §7.3).",
-                error="invalid_redirect_uri",
             )
         if not all(redirect_host_allowed(uri) for uri in uris):
-            return _error(
+            return (
+                "invalid_redirect_uri",
                 "A redirect URI names a host this server does not send codes to.",
-                error="invalid_redirect_uri",
             )
     return None
+
+
+def refusal(data: Any) -> JsonResponse | None:
+    """The 400 answer for client metadata the policy refuses (:func:`refused`), or None
+    to go on."""
+    reason = refused(data)
+    return None if reason is None else _error(reason[1], error=reason[0])
 
 
 def _metadata(request: HttpRequest) -> tuple[Any, JsonResponse | None]:
@@ -201,16 +219,16 @@ class RegistrationView(DynamicClientRegistrationView):  # type: ignore[misc]
         limited = throttled(request, "register")
         if limited is not None:
             return limited
-        if not _check_permissions(request):
+        if not registration_permitted(request):
             return _no_store(
-                _error_response(
+                error_response(
                     "access_denied", "Authentication required to register a client", status=401
                 )
             )
         data, refused = _metadata(request)
         if refused is not None:
             return refused
-        app_kwargs, error = _build_application_kwargs(data)
+        app_kwargs, error = application_kwargs(data)
         if error:
             return _no_store(error)
         application_model = get_application_model()
@@ -230,17 +248,17 @@ class RegistrationView(DynamicClientRegistrationView):  # type: ignore[misc]
         except Exception as exc:  # ValidationError, as django-oauth-toolkit answers it
             if not hasattr(exc, "messages"):
                 raise
-            return _error(_validation_error_description(exc))
+            return _error(validation_error_description(exc))
         with transaction.atomic():
             application.save()
-            token = _issue_registration_token(application, user)
+            token = issue_registration_token(application, user)
             if oauth2_settings.DCR_REGISTRATION_TOKEN_EXPIRE_SECONDS is None:
                 # django-oauth-toolkit's default is the year 9999: a credential kept
                 # forever for every anonymous registration.
                 get_access_token_model().objects.filter(
                     application=application, scope=oauth2_settings.DCR_REGISTRATION_SCOPE
                 ).update(expires=timezone.now() + REGISTRATION_TOKEN_TTL)
-        body = _application_to_response(application, token, request)
+        body = application_to_response(application, token, request)
         if raw_secret:
             body["client_secret"] = raw_secret
         return _no_store(JsonResponse(body, status=201))

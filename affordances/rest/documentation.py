@@ -9,13 +9,12 @@ view), so the document says exactly what the one read path and ``perform_create`
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
 from rest_framework import serializers
 
-from affordances import registry
+from affordances.caches import cached
 from affordances.resources import Resource
 from affordances.schemas import filter_schema
 
@@ -72,7 +71,7 @@ def list_parameters(resource: Resource, *, paged: bool = True) -> list[OpenApiPa
     ]
 
 
-@lru_cache(maxsize=64)
+@cached("page serializers", keys="registration", max_entries=64)
 def page_serializer(resource: Resource) -> type[serializers.Serializer[Any]] | None:
     """One page of the collection (count, links, the items), as a serializer class: one
     class per registration, so drf-spectacular names one component for it."""
@@ -94,7 +93,3 @@ def page_serializer(resource: Resource) -> type[serializers.Serializer[Any]] | N
         )
     )
     return page_of
-
-
-# Keyed by the catalog's resources: forgotten with them.
-registry.derived(page_serializer.cache_clear)

@@ -26,10 +26,12 @@ from django.views.defaults import page_not_found
 from rest_framework import exceptions
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import BaseParser
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.schemas.inspectors import ViewInspector
 from rest_framework.views import exception_handler
 
+from affordances.compat.drf import django_request
 from affordances.problems import (
     PROBLEM_CONTENT_TYPE,
     Problem,
@@ -121,6 +123,13 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         response.data = body
     if _wants_json(context):
         response.content_type = PROBLEM_CONTENT_TYPE
+        request = context.get("request")
+        renderer = getattr(request, "accepted_renderer", None)
+        if renderer is not None and not str(renderer.media_type).endswith("json"):
+            # A problem is JSON whatever the view negotiated for its success (the OpenAPI
+            # document's YAML): DRF renders with the request's renderer, so swap it.
+            request.accepted_renderer = JSONRenderer()  # type: ignore[union-attr]
+            request.accepted_media_type = PROBLEM_CONTENT_TYPE  # type: ignore[union-attr]
     return response
 
 
@@ -193,7 +202,7 @@ def caller(request: Any) -> Any:
         return known
     # The Django request's own user (the session's), before DRF's failed
     # authentication replaces it with an anonymous one.
-    own = request._request.__dict__.get("user", _UNSET)
+    own = django_request(request).__dict__.get("user", _UNSET)
     try:
         user = request.user
     except (exceptions.NotAuthenticated, exceptions.AuthenticationFailed):

@@ -18,6 +18,7 @@ from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from affordances.arguments import NoArguments, narrow_related
+from affordances.compat.drf import field_validators, field_with
 from affordances.evaluation import Available, evaluate
 from affordances.inputs import InputField, html_moment, input_fields
 from affordances.operations import Operation
@@ -98,11 +99,11 @@ def _narrowed(
         if "minLength" in narrowed:
             changes["min_length"] = item.min_length
         if "pattern" in narrowed:
-            own = list(getattr(field, "_kwargs", {}).get("validators", []))
+            own = field_validators(field)
             changes["validators"] = [*own, RegexValidator(narrowed["pattern"])]
     if not changes:
         return field
-    made = type(field)(*field._args, **{**field._kwargs, **changes})  # type: ignore[attr-defined]
+    made = field_with(field, **changes)
     made.required = field.required
     return made
 

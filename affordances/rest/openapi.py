@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any, Literal
 
 from django.urls import NoReverseMatch, get_script_prefix, reverse
@@ -33,7 +32,8 @@ from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema_serializer
 from rest_framework import serializers
 
-from affordances import registry, routes
+from affordances import routes
+from affordances.caches import cached
 from affordances.catalog import get_catalog
 from affordances.constraints import narrow_property
 from affordances.encoding import canonical_json
@@ -357,7 +357,7 @@ def _response_header(name: str, statuses: list[int]) -> OpenApiParameter:
     )
 
 
-@lru_cache(maxsize=256)
+@cached("version-only bodies", keys="operation name", max_entries=256)
 def _version_only(name: str) -> type[serializers.Serializer[Any]]:
     """The body of a transition without inputs, one component per operation
     (``confirm_order`` → ``ConfirmOrderInput``): its ``expectedVersion``, optional."""
@@ -370,9 +370,6 @@ def _version_only(name: str) -> type[serializers.Serializer[Any]]:
         )
     )
     return body
-
-
-registry.derived(_version_only.cache_clear)
 
 
 def _lists_affordances(serializer: Any) -> bool:

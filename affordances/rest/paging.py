@@ -29,6 +29,7 @@ from rest_framework.pagination import (
 )
 from rest_framework.request import Request
 
+from affordances.caches import cached
 from affordances.problems import Problem
 from affordances.resources import Resource
 
@@ -106,6 +107,8 @@ def paginator_for(view: Any, resource: Resource) -> BasePagination | None:
     pagination_class = getattr(view, "pagination_class", None)
     if not is_driven(pagination_class):
         return None  # nothing to drive, or not a paginator (affordances.W009 says so)
+    if issubclass(pagination_class, CursorPagination):
+        pagination_class = _stable_class(_StableCursorOrdering, pagination_class)
     paginator: BasePagination = pagination_class()
     if isinstance(paginator, PageNumberPagination | CursorPagination):
         if paginator.page_size is None:
@@ -123,16 +126,26 @@ def paginator_for(view: Any, resource: Resource) -> BasePagination | None:
 
 
 def _follow_registration(paginator: CursorPagination, resource: Resource) -> None:
-    """The cursor's ordering: its class's, else the registration's; a caller's
-    ``OrderingFilter`` choice ends with that ordering as a tiebreak, so objects sharing
-    a value keep one order from page to page (the cursor's offset relies on it)."""
+    """The cursor's ordering: its class's, else the registration's (see
+    :class:`_StableCursorOrdering` for a caller's choice)."""
     if not own_cursor_ordering(type(paginator)):
         paginator.ordering = resource.ordering
-    default = _terms(paginator.ordering)
-    chosen = paginator.get_ordering
+    paginator.affordances_default = _terms(paginator.ordering)  # type: ignore[attr-defined]
+    paginator.affordances_resource = resource  # type: ignore[attr-defined]
 
-    def get_ordering(request: Request, queryset: Any, view: Any) -> tuple[str, ...]:
-        ordering = _terms(chosen(request, queryset, view)) or default
+
+class _StableCursorOrdering(CursorPagination):
+    """Put before the project's ``CursorPagination`` class (:func:`_stable_class`): a
+    caller's ``OrderingFilter`` choice ends with the cursor's ordering and then the
+    registration's as tiebreaks, so objects sharing a value keep one order from page to
+    page (the cursor's offset relies on it)."""
+
+    affordances_default: tuple[str, ...]
+    affordances_resource: Resource
+
+    def get_ordering(self, request: Request, queryset: Any, view: Any) -> tuple[str, ...]:
+        default, resource = self.affordances_default, self.affordances_resource
+        ordering = _terms(super().get_ordering(request, queryset, view)) or default
         if ordering != default and LOOKUP_SEP in ordering[0]:
             # A position is read from the object's own attribute: a caller's ordering
             # across a relation has none, so it is ignored (as an unknown field is).
@@ -140,8 +153,27 @@ def _follow_registration(paginator: CursorPagination, resource: Resource) -> Non
         stable = stable_terms(ordering, default, resource.model)
         return tuple(stable_terms(stable, resource.ordering, resource.model))
 
-    # This instance only (the class is the project's): DRF asks get_ordering while paging.
-    paginator.get_ordering = get_ordering  # type: ignore[method-assign]
+
+class _LiteralSearch(SearchFilter):
+    """Put before the project's ``SearchFilter`` class (:func:`_stable_class`): searches
+    leave out the view's regex fields (``"$name"``): a caller's term would reach the
+    database as a pattern — a database error when malformed, super-linear work when
+    crafted (``affordances.W012`` says so at start-up)."""
+
+    def get_search_fields(self, view: Any, request: Request) -> Any:
+        fields = super().get_search_fields(view, request)
+        regex = regex_search_fields(fields)
+        return [field for field in fields or () if field not in regex] if regex else fields
+
+
+# One subclass per project class (a handful): the project's class keeps its own
+# behaviour, the library's mixin only adds to it, and no method is replaced on an
+# instance.
+@cached("stable paging classes", keys="mixin, project class", max_entries=64)
+def _stable_class(mixin: type[Any], project_class: type[Any]) -> type[Any]:
+    if issubclass(project_class, mixin):
+        return project_class
+    return type(project_class.__name__, (mixin, project_class), {"__module__": __name__})
 
 
 def _terms(ordering: Any) -> tuple[str, ...]:
@@ -196,10 +228,11 @@ def narrow(
     parameter; an ordering the database cannot follow is ignored, as DRF ignores an
     unknown field; a caller's ordering ends with the registration's as a tiebreak."""
     for backend_class in backends:
+        if issubclass(backend_class, SearchFilter):
+            backend_class = _stable_class(_LiteralSearch, backend_class)
         backend = backend_class()
         if isinstance(backend, SearchFilter):
             _check_search(backend, request)
-            _without_regex_fields(backend, view, request)
             queryset = _applied(backend, backend.search_param, queryset, request, view)
         elif isinstance(backend, OrderingFilter):
             try:
@@ -214,17 +247,6 @@ def narrow(
 def regex_search_fields(fields: Any) -> list[str]:
     """The regex search fields (``"$name"``) among a view's ``search_fields``."""
     return [field for field in fields or () if isinstance(field, str) and field.startswith("$")]
-
-
-def _without_regex_fields(backend: SearchFilter, view: Any, request: Request) -> None:
-    """Searches of this instance leave out the view's regex fields: a caller's term would
-    reach the database as a pattern — a database error when malformed, super-linear work
-    when crafted (``affordances.W012`` says so at start-up)."""
-    fields = backend.get_search_fields(view, request)
-    regex = regex_search_fields(fields)
-    if regex:
-        kept = [field for field in fields or () if field not in regex]
-        backend.get_search_fields = lambda view, request: kept  # type: ignore[method-assign]
 
 
 def _check_search(backend: SearchFilter, request: Request) -> None:

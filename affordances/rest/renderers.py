@@ -24,7 +24,8 @@ import orjson
 from django.utils import timezone, translation
 from rest_framework import renderers
 
-from affordances import registry, routes
+from affordances import routes
+from affordances.caches import Cache
 from affordances.catalog import get_catalog
 from affordances.encoding import fast_json
 from affordances.entries import AFFORDANCE_LISTS, create_constraints
@@ -135,9 +136,9 @@ _NO_CONSTRAINTS: dict[str, Any] = {}  # read only
 # read-only (a document that hands its forms out copies them). Forgotten with the
 # catalog (affordances.registry); bound: 1,024 forms.
 _FormKey = tuple[Operation, str, str | None]
-_FORMS_MAX = 1024
-_FORMS: dict[_FormKey, dict[str, Any]] = {}
-registry.derived(_FORMS.clear)
+_FORMS: Cache[_FormKey, dict[str, Any]] = Cache(
+    "hal-forms forms", keys="operation, constraints' repr and time zone, language", max_entries=1024
+)
 
 
 class _Form:
@@ -254,12 +255,9 @@ class _Document:
         key = (operation, spelled, translation.get_language())
         form = self._forms.get(key)
         if form is None:
-            form = _FORMS.get(key)
-            if form is None:
-                form = _template(operation, None, _properties(operation, constraints))
-                if len(_FORMS) >= _FORMS_MAX:
-                    _FORMS.clear()
-                _FORMS[key] = form
+            form = _FORMS.get(
+                key, lambda: _template(operation, None, _properties(operation, constraints))
+            )
             self._forms[key] = form
         return form
 

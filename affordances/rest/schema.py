@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings as django_settings
+from django.http import HttpResponse
 from django.utils import translation
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
-from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -39,7 +39,7 @@ from affordances.encoding import canonical_json
 from affordances.rest.exceptions import ProblemResponsesMixin
 from affordances.rest.memoized import MemoizedResponse
 from affordances.rest.openapi import caller_key
-from affordances.rest.views import if_none_match, representation_etag, vary_private
+from affordances.rest.views import conditional, representation_etag, vary_private
 
 __all__ = ["SchemaView"]
 
@@ -60,7 +60,7 @@ class SchemaView(ProblemResponsesMixin, SpectacularAPIView):
     # The language the document is written in: validated ``?lang=`` or the request's.
     language: str | None = None
 
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         # ``?lang=`` picks one of LANGUAGES, or nothing: spectacular activates any text it
         # is given, and each text would be a new document to generate and keep. What the
         # request's language was before spectacular's override is served otherwise.
@@ -91,7 +91,7 @@ class SchemaView(ProblemResponsesMixin, SpectacularAPIView):
         name = super()._get_filename(request, version)  # type: ignore[no-untyped-call]
         return "".join(char for char in name if char.isprintable() and char not in '"\\')
 
-    def _get_schema_response(self, request: Request) -> Response:
+    def _get_schema_response(self, request: Request) -> HttpResponse:
         if self.language is not None and translation.get_language() != self.language:
             with translation.override(self.language):
                 return self._get_schema_response(request)
@@ -129,11 +129,11 @@ class SchemaView(ProblemResponsesMixin, SpectacularAPIView):
             "ETag": etag,
         }
         etag = headers["ETag"] = representation_etag(request, etag)
-        if if_none_match(request.headers.get("If-None-Match", ""), etag):
-            return Response(status=status.HTTP_304_NOT_MODIFIED, headers={"ETag": etag})
         if not memoize:
-            return Response(schema, headers=headers)
-        return MemoizedResponse(schema, key=key, headers=headers)
+            return conditional(request, etag, lambda: Response(schema, headers=headers))
+        return conditional(
+            request, etag, lambda: MemoizedResponse(schema, key=key, headers=headers)
+        )
 
     def finalize_response(
         self, request: Request, response: Response, *args: Any, **kwargs: Any

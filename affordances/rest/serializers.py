@@ -12,6 +12,7 @@ from rest_framework.reverse import reverse as drf_reverse
 
 from affordances import routes
 from affordances.catalog import get_catalog
+from affordances.compat.django import fetched_rows
 from affordances.entries import Shape, attach, lists_for
 
 __all__ = ["AffordancesMixin", "ResourceUrlField", "affordance_shape", "mounted_reverse"]
@@ -121,7 +122,7 @@ def _page_of(serializer: Any, instance: Any) -> list[Any] | None:
         return None
     objects = parent.instance
     if isinstance(objects, QuerySet):
-        objects = objects._result_cache
+        objects = fetched_rows(objects)
     if not isinstance(objects, list | tuple) or not objects or objects[0] is not instance:
         return None
     return [item for item in objects if type(item) is type(instance)]

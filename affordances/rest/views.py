@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
+from django.http import HttpResponse
 from django.urls import reverse
-from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -15,7 +17,7 @@ from rest_framework.views import APIView
 
 from affordances import routes
 from affordances.catalog import get_catalog
-from affordances.problems import Problem
+from affordances.problems import Problem, ProblemCode
 from affordances.protocol import SCHEMA_NAMES, protocol_schema, schema_text
 from affordances.rest.exceptions import ProblemResponsesMixin, is_plain
 from affordances.rest.memoized import MemoizedResponse
@@ -43,10 +45,26 @@ def vary_private(response: Response) -> Response:
     return response
 
 
-def if_none_match(header: str, etag: str) -> bool:
-    """If-None-Match: a list of (weak-compared) tags, or * for any representation."""
-    tags = {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()}
-    return "*" in tags or etag in tags
+def conditional(request: Request, etag: str, build: Callable[[], Response]) -> HttpResponse:
+    """``build()``'s response tagged ``etag``, or what Django's conditional-request
+    evaluation (RFC 9110 §13.2.2: ``If-None-Match`` weak-compared, ``*``, ``If-Match``)
+    answers instead: a bodiless 304 that keeps the ``ETag``, ``Vary`` and
+    ``Cache-Control`` headers, or a 412 problem.
+
+    ``build`` only makes the response object: a memoized body is rendered (or fetched)
+    when the response is, which a 304 never is.
+    """
+    response = build()
+    response["ETag"] = etag
+    answered = get_conditional_response(request, etag=etag, response=response)
+    assert answered is not None  # given a response, Django answers one
+    if answered.status_code == status.HTTP_412_PRECONDITION_FAILED:
+        raise Problem(
+            status=412,
+            code=ProblemCode.PRECONDITION_FAILED,
+            detail="If-Match does not name this representation's current ETag.",
+        )
+    return answered
 
 
 def representation_etag(request: Request, content: str) -> str:
@@ -105,19 +123,17 @@ class OperationListView(ProblemResponsesMixin, APIView):
         summary="The operation catalog",
         responses={200: OpenApiResponse(description="The operation catalog.")},
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: Request) -> HttpResponse:
         catalog = get_catalog()
         operations = catalog.for_user(request.user)
         etag = representation_etag(request, catalog.etag(operations))
-        if if_none_match(request.headers.get("If-None-Match", ""), etag):
-            response = Response(status=status.HTTP_304_NOT_MODIFIED)
-        else:
-            response = MemoizedResponse(
+        response = vary_private(
+            MemoizedResponse(
                 {"operations": [catalog.documents[op.name] for op in operations]},
                 key=("catalog", tuple(op.name for op in operations)),
             )
-        response["ETag"] = etag
-        return vary_private(response)
+        )
+        return conditional(request, etag, lambda: response)
 
 
 class OperationDetailView(ProblemResponsesMixin, APIView):
@@ -131,20 +147,16 @@ class OperationDetailView(ProblemResponsesMixin, APIView):
             404: ProblemSerializer,
         },
     )
-    def get(self, request: Request, ident: str) -> Response:
+    def get(self, request: Request, ident: str) -> HttpResponse:
         catalog = get_catalog()
         operation = catalog.resolve(ident, request.user, urn=True)
         if operation is None:
             raise Problem.not_found()
         etag = representation_etag(request, catalog.etag([operation]))
-        if if_none_match(request.headers.get("If-None-Match", ""), etag):
-            response = Response(status=status.HTTP_304_NOT_MODIFIED)
-        else:
-            response = MemoizedResponse(
-                catalog.documents[operation.name], key=("operation", operation.name)
-            )
-        response["ETag"] = etag
-        return vary_private(response)
+        response = vary_private(
+            MemoizedResponse(catalog.documents[operation.name], key=("operation", operation.name))
+        )
+        return conditional(request, etag, lambda: response)
 
 
 class SchemaJSONRenderer(JSONRenderer):
@@ -168,13 +180,8 @@ class ProtocolSchemaView(ProblemResponsesMixin, APIView):
             404: ProblemSerializer,
         },
     )
-    def get(self, request: Request, name: str) -> Response:
+    def get(self, request: Request, name: str) -> HttpResponse:
         if name not in SCHEMA_NAMES:
             raise Problem.not_found()
         etag = representation_etag(request, hashlib.sha256(schema_text(name).encode()).hexdigest())
-        if if_none_match(request.headers.get("If-None-Match", ""), etag):
-            response = Response(status=status.HTTP_304_NOT_MODIFIED)
-        else:
-            response = Response(protocol_schema(name))
-        response["ETag"] = etag
-        return response
+        return conditional(request, etag, lambda: Response(protocol_schema(name)))

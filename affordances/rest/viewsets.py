@@ -28,7 +28,7 @@ from rest_framework.request import Request, clone_request
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from affordances import reads, routes
+from affordances import reads, routes, tracing
 from affordances.arguments import NoArguments
 from affordances.catalog import get_catalog
 from affordances.constraints import conjoined_pattern
@@ -168,6 +168,12 @@ class ResourceMixin(ProblemResponsesMixin):
     @property
     def resource(self) -> Resource:
         return get_catalog().registered(self.model)
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        # The caller's trace (the traceparent/tracestate headers), continued once per
+        # request: the runs and evaluations of the core are its spans (affordances.tracing).
+        with tracing.continued(headers=request.headers):
+            return super().dispatch(request, *args, **kwargs)  # type: ignore[misc]
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

@@ -16,9 +16,8 @@ loopback callback server; the test is the user — it logs in on the demo's logi
 and consents with plain HTTP requests, and hands the redirect to the suite, which
 checks the answer (RFC 9207 ``iss`` included) and exchanges the code.
 
-Every check must pass, except the one for Client ID Metadata Documents: the demo does
-not offer them (``client_id_metadata_document_supported`` is false), which the suite
-reports as a warning — allowed for that check only.
+Every check must pass, the one for Client ID Metadata Documents included: the demo
+offers them (``client_id_metadata_document_supported`` is true; affordances.mcp.cimd).
 """
 
 from __future__ import annotations
@@ -43,8 +42,9 @@ from demo_tests.conftest import DEMO_PASSWORD, Demo
 
 SUITE = CLIENTS / "node_modules" / "conformance-next"
 SCENARIOS = {"authorization-server-metadata-endpoint", "authorization-code-grant"}
-# The only check that may warn rather than pass: the demo offers no CIMD.
-MAY_WARN = {"authorization-server-metadata-cimd"}
+# Checks that may warn rather than pass: none (the CIMD one warned while the demo
+# offered no Client ID Metadata Documents).
+MAY_WARN: set[str] = set()
 # The suite waits five minutes for the callback; the whole run takes about two seconds.
 DEADLINE = 60
 
@@ -195,12 +195,16 @@ def test_the_authorization_server_passes_the_conformance_suites_scenarios(
     assert seen["login_page"] == "/api-auth/login/"
     assert "iss=" in seen["answer"]  # RFC 9207
 
-    # Both scenarios ran, and every check passed but the CIMD one, which warned.
+    # Both scenarios ran, and every check passed.
     results = _results(out)
     assert set(results) == SCENARIOS, log
     statuses = [(check["id"], check["status"]) for checks in results.values() for check in checks]
     ids = {check_id for check_id, _ in statuses}
-    assert {"authorization-server-metadata", "authorization-code-grant"} <= ids
+    assert {
+        "authorization-server-metadata",
+        "authorization-server-metadata-cimd",
+        "authorization-code-grant",
+    } <= ids
     for check_id, status in statuses:
         allowed = {"SUCCESS", "WARNING"} if check_id in MAY_WARN else {"SUCCESS"}
         assert status in allowed, (check_id, status, results)

@@ -114,9 +114,11 @@ def _pair(
 PROFILED_REQUESTS = 30
 
 
-def _hotspots(baseline: Callable[[], Any], face: Callable[[], Any]) -> list[str]:
+def _hotspots(
+    baseline: Callable[[], Any], face: Callable[[], Any], requests: int = PROFILED_REQUESTS
+) -> list[str]:
     """Where ``face`` spends its time beyond ``baseline``, alternated as measured."""
-    return profile_pair(baseline, face, PROFILED_REQUESTS)
+    return profile_pair(baseline, face, requests)
 
 
 def _count_queries(run: Callable[[], Any]) -> int:
@@ -208,6 +210,12 @@ class Command(BaseCommand):
             help="Say where the time goes for every goal, met or not (missed ones always).",
         )
         parser.add_argument(
+            "--profile-requests",
+            type=int,
+            default=PROFILED_REQUESTS,
+            help="Requests of each side profiled (fewer: a quicker, rougher picture).",
+        )
+        parser.add_argument(
             "--if-reachable",
             action="store_true",
             help="Skip, with a note, when the database does not answer (make bench's 2nd run).",
@@ -239,6 +247,7 @@ class Command(BaseCommand):
         rounds = options["rounds"]
         self.min_seconds: float = options["min_seconds"]
         self.profile_all: bool = options["profile"]
+        self.profile_requests: int = max(1, options["profile_requests"])
         caller = _Caller(options["user"])
         self.stdout.write(
             f"django-affordances bench — {connection.vendor}, as {options['user']}, medians of "
@@ -335,7 +344,9 @@ class Command(BaseCommand):
                     f"{goal.verdict(ratio) if goal else ''}"
                 )
                 if goal and self._profiled(goal, ratio):
-                    self._write(_hotspots(partial(plain, size), partial(face, size)))
+                    self._write(
+                        _hotspots(partial(plain, size), partial(face, size), self.profile_requests)
+                    )
         grow = [name for name, counts in queries.items() if len(set(counts)) > 1]
         self.stdout.write(
             "Queries constant in N on every face."
@@ -365,6 +376,7 @@ class Command(BaseCommand):
                     _hotspots(
                         lambda url=url, etag=etag: caller.get(url, **{"If-None-Match": etag}),
                         lambda url=url: caller.get(url),
+                        self.profile_requests,
                     )
                 )
         caller.mcp("tools/list", check=True)
@@ -373,7 +385,13 @@ class Command(BaseCommand):
         )
         self._document_row("MCP tools/list", tools, "ping", ping, ratio)
         if self._profiled(DOCUMENT_GOAL, ratio):
-            self._write(_hotspots(lambda: caller.mcp("ping"), lambda: caller.mcp("tools/list")))
+            self._write(
+                _hotspots(
+                    lambda: caller.mcp("ping"),
+                    lambda: caller.mcp("tools/list"),
+                    self.profile_requests,
+                )
+            )
 
     def _profiled(self, goal: Goal, ratio: float) -> bool:
         """Whether to say where the time goes: a missed goal, or ``--profile``."""
@@ -433,11 +451,10 @@ class Command(BaseCommand):
 
     def _transition_hotspots(self, caller: _Caller, baseline: str, face: str) -> list[str]:
         """:func:`_hotspots` of two transition requests, each on a fresh row."""
-        update, rest, mcp, _ = _transition_calls(caller, 2 * PROFILED_REQUESTS)
+        requests = self.profile_requests
+        update, rest, mcp, _ = _transition_calls(caller, 2 * requests)
         calls = {"update": iter(update), "rest": iter(rest), "mcp": iter(mcp)}
-        return profile_pair(
-            lambda: next(calls[baseline])(), lambda: next(calls[face])(), PROFILED_REQUESTS
-        )
+        return profile_pair(lambda: next(calls[baseline])(), lambda: next(calls[face])(), requests)
 
 
 def _transition_calls(
