@@ -6,10 +6,9 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 LOAD_STAMP := $(VENV)/.installed-load
 LLM_STAMP := $(VENV)/.installed-llm
-DOCS_STAMP := $(VENV)/.installed-docs
 PORT ?= 8000
 
-.PHONY: demo test test-library matrix docs docs-build clients bench bench-peers load experiment experiment-llm experiment-llm-quick lint format clean
+.PHONY: demo test test-library matrix dist docs docs-build clients bench bench-peers load experiment experiment-llm experiment-llm-quick lint format clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +76,15 @@ bench: $(STAMP)
 	DATABASE_URL=sqlite:///bench.sqlite3 $(BIN)/python manage.py bench_affordances $(BENCH_ARGS)
 	DATABASE_URL=$(BENCH_DATABASE_URL) $(BIN)/python manage.py bench_affordances --if-reachable $(BENCH_ARGS)
 
+# MCP listen streams under load (bench/listen.py): the demo served by uvicorn with 2 workers
+# and Redis on 127.0.0.1 (a temporary SQLite file), 100 and then 1,000 listeners, runs of
+# hold_order from another process; latency from commit to client p50/p99, server memory per
+# idle listener and lost notifications, beside the goals. Needs Redis at BENCH_REDIS_URL.
+# BENCH_LISTEN_ARGS="--listeners 100,1000 --events 200 --interval 0.05".
+BENCH_REDIS_URL ?= redis://127.0.0.1:6379/0
+bench-listen: $(STAMP)
+	$(BIN)/python -m bench.listen --redis-url $(BENCH_REDIS_URL) $(BENCH_LISTEN_ARGS)
+
 # This library next to its peers on the tutorial's help desk (bench/peers/, issue 41): plain
 # DRF, django-rest-framework-mcp and django-mcp-server, in one process, CPU per request,
 # ratios beside the goals. The peers need the MCP SDK 1.x, the dev extra the 2.x: their
@@ -131,19 +139,32 @@ $(LOAD_STAMP): pyproject.toml | $(STAMP)
 load: $(LOAD_STAMP)
 	$(BIN)/python load/run.py $(LOAD_ARGS)
 
-# The documentation site (mkdocs.yml, docs/): the `docs` extra, installed only here.
-# `make docs-build` builds it strictly — a warning, a broken link or anchor, fails — and
-# offline (CI runs it); `make docs` builds it so, then serves it on 127.0.0.1:$(DOCS_PORT).
+# The distributions a release uploads: the sdist and the wheel into dist/ (the wheel built
+# from the sdist, so a file missing from the sdist fails here), then twine's check of
+# their metadata (the README renders on PyPI). RELEASING.md says what follows.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
+# The documentation site (mkdocs.yml, docs/): its own virtualenv with the `docs` extra
+# alone, so building it needs neither the test toolchain nor the demo. `make docs-build`
+# builds it strictly — a warning, a broken link or anchor, fails — and offline (CI runs
+# it); `make docs` builds it so once and serves it on 127.0.0.1:$(DOCS_PORT) (mkdocs
+# serve builds before serving, and again on every change).
+DOCS_VENV ?= .venv-docs
+DOCS_STAMP := $(DOCS_VENV)/.installed-docs
 DOCS_PORT ?= 8001
-$(DOCS_STAMP): pyproject.toml | $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,docs]'
+$(DOCS_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -m pip install --quiet -e '.[docs]'
 	touch $(DOCS_STAMP)
 
 docs-build: $(DOCS_STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --clean
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict --clean
 
-docs: docs-build
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 # Every supported Python and Django (noxfile.py, which says why each cell runs what it
 # runs): Python 3.11 + Django 5.2 LTS in .venv, then Python 3.13 + Django 6.0 and 6.1 —
@@ -172,4 +193,4 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) db.sqlite3 .pytest_cache site
+	rm -rf $(VENV) $(DOCS_VENV) db.sqlite3 .pytest_cache site dist

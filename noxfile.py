@@ -36,7 +36,8 @@ third-party clients, and ``SAME_ON_ANY_DATABASE``: tests whose processes have se
 a database of their own). The adoption tests build and install a wheel into a new project
 (about a minute and a half): they run once per Django line and once per database — on the
 LTS's PostgreSQL run and on the Django 6.1 SQLite run, where the newest Django is what a
-new project gets (``ADOPTION_TEST=0`` elsewhere).
+new project gets (``ADOPTION_TEST=0`` elsewhere); the third, the claims desk
+(``tests/test_adoption_claims.py``), is written for Django 6.1 and runs in that cell only.
 
 **Warnings.** In every cell a ``DeprecationWarning`` or ``PendingDeprecationWarning`` —
 every ``RemovedInDjango…Warning`` is one or the other — attributed to the library's own

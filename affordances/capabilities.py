@@ -74,6 +74,7 @@ __all__ = [
     "connect",
     "forget",
     "prime",
+    "prime_many",
     "setup",
     "shared",
 ]
@@ -293,6 +294,52 @@ class CachedModelBackend(ModelBackend):
 def prime(user: Any) -> None:
     """Does nothing: :class:`CachedModelBackend` reads the shared cache on the first
     ``has_perm`` of a request. Kept for callers of the earlier design."""
+
+
+def prime_many(users: Iterable[Any]) -> None:
+    """Read the kept permissions of several users in one round trip to the shared cache:
+    the callers of one event's listen streams, each checked at once. A user whose entry
+    is current is then answered from its object, as after its first ``has_perm``; one
+    whose entry is missing or stale is loaded on first use, as always. The same
+    freshness rule as a single read; nothing when the cache is off."""
+    current = setup()
+    cache = current.cache()
+    if cache is None:
+        return
+    label = _label(current.user_model)
+    waiting = [
+        user
+        for user in users
+        if isinstance(user, current.user_model)
+        and isinstance(user, PermissionsMixin)
+        and getattr(user, "is_active", False)
+        and not user.is_superuser
+        and user.pk is not None
+        and _MEMO not in user.__dict__
+    ]
+    if not waiting:
+        return
+    keys = [_all_key()]
+    for user in waiting:
+        keys += [_user_key(label, user.pk), _entry_key(label, user.pk)]
+    try:
+        found = cache.get_many(keys)
+    except Exception:
+        logger.warning("The capabilities cache failed; the permissions are loaded.", exc_info=True)
+        return
+    everyone = found.get(_all_key())
+    if everyone is None:
+        return
+    for user in waiting:
+        own = found.get(_user_key(label, user.pk))
+        entry = found.get(_entry_key(label, user.pk))
+        if own is None or not (isinstance(entry, tuple) and len(entry) == 4):
+            continue
+        if entry[:2] == (everyone, own):
+            user_perms, group_perms = frozenset(entry[2]), frozenset(entry[3])
+            user.__dict__[_MEMO] = _Kept(
+                user=set(user_perms), group=set(group_perms), all={*user_perms, *group_perms}
+            )
 
 
 def _token() -> str:

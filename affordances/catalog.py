@@ -122,6 +122,11 @@ class Catalog:
     def create_for(self, model: type) -> Operation | None:
         return next((op for op in self._by_model.get(model, ()) if op.is_create), None)
 
+    def edit_for(self, model: type) -> Operation | None:
+        """The model's ``edit_{resource}`` (None: its registration declares no
+        ``EDITABLE_FIELDS``)."""
+        return next((op for op in self._by_model.get(model, ()) if op.is_edit), None)
+
     def transition(self, model: type, method_name: str) -> Operation | None:
         return self._by_method.get((model, method_name))
 

@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from affordances import routes
 from affordances.compat.fsm import transition_meta
+from affordances.conf import ANY_STATE, MODEL_DEFAULTS, SettingError, did_you_mean
 from affordances.constraints import ConstraintNotShown, ConstraintWidens, assert_narrows
 from affordances.patterns import backtracking_risk, patterns_in
 from affordances.samples import declared_sample, sample_instance
@@ -64,8 +65,13 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
         try:
             getattr(settings, name)
         except ImproperlyConfigured as exc:
-            messages.append(checks.Error(str(exc), id=check_id))
+            messages.append(checks.Error(str(exc), obj=f"AFFORDANCES[{name!r}]", id=check_id))
     return messages
+
+
+def _setting_error(exc: SettingError) -> checks.CheckMessage:
+    """A mistake found by the rule that reads the setting, as that rule words it."""
+    return checks.Error(exc.message, hint=exc.hint or None, obj=exc.obj, id=exc.check_id)
 
 
 @checks.register()
@@ -96,6 +102,7 @@ def check_capabilities_cache(app_configs: Any = None, **kwargs: Any) -> list[che
             "permissions from the database.",
             hint="Name a cache shared by every process (Redis, Memcached, the database), "
             "or use django.contrib.auth.backends.ModelBackend.",
+            obj="AFFORDANCES['CAPABILITIES_CACHE']",
             id="affordances.W013",
         )
     ]
@@ -121,9 +128,40 @@ def check_cimd_private(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
             "fetched from loopback and private addresses too, so any client can make this "
             "server send requests into its own networks.",
             hint="Leave it False (the default) outside development and tests.",
+            obj="AFFORDANCES['OAUTH_CIMD_ALLOW_PRIVATE']",
             id="affordances.W015",
         )
     ]
+
+
+@checks.register(checks.Tags.database)
+def check_migrations(
+    app_configs: Any = None, databases: Any = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """E048: the app's migrations are not applied on a database, so the first run of an
+    operation would fail (its audit record has no table). Tagged ``database``, as
+    Django's own database checks are: ``check --database default`` runs it (a plain
+    ``check`` reads no database). ``migrate`` runs the checks before it applies anything:
+    there, reporting what it is about to apply would refuse the cure."""
+    from django.db import connections
+
+    from affordances.installation import not_migrated, running_migrate
+
+    if not databases or running_migrate():
+        return []
+    messages: list[checks.CheckMessage] = []
+    for alias in databases:
+        why = not_migrated(connections[alias])
+        if why is not None:
+            messages.append(
+                checks.Error(
+                    why,
+                    hint=f"Run `manage.py migrate --database {alias}`.",
+                    obj="affordances",
+                    id="affordances.E048",
+                )
+            )
+    return messages
 
 
 @checks.register()
@@ -134,30 +172,30 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
     messages: list[checks.CheckMessage] = []
     try:
         resources = registered_resources()
+    except SettingError as exc:
+        return [_setting_error(exc)]
     except ImproperlyConfigured as exc:
-        return [checks.Error(str(exc), id="affordances.E001")]
+        return [checks.Error(str(exc), obj="AFFORDANCES", id="affordances.E001")]
     for resource in resources:
         if not resource.fsm_fields:
             messages.append(
                 checks.Error(
                     f"{resource.options.label} is registered but has no FSMField.",
+                    obj=resource.model,
                     id="affordances.E002",
                 )
             )
-        field_names = {f.name for f in resource.model._meta.fields}
-        if resource.version_field not in field_names:
-            messages.append(
-                checks.Error(
-                    f"{resource.options.label} has no version field "
-                    f"{resource.version_field!r} (AFFORDANCES VERSION_FIELD).",
-                    id="affordances.E003",
-                )
-            )
+        messages.extend(_check_version_field(resource))
+        messages.extend(_setting_error(exc) for exc in resource.setting_errors())
+        messages.extend(_check_misplaced(resource))
     messages.extend(_check_on_error(resources))
+    messages.extend(_check_editable_fields(resources))
     if messages:
         return messages
     try:
         catalog = build_catalog()
+    except SettingError as exc:
+        return [_setting_error(exc)]
     except SchemaError as exc:
         return [
             checks.Error(
@@ -171,6 +209,7 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                 checks.Error(
                     f"{count} operations are named {name!r}; names must be unique.",
                     hint="Give one of them @operation(name=...).",
+                    obj=next(op.resource.model for op in catalog if op.name == name),
                     id="affordances.E005",
                 )
             )
@@ -187,6 +226,7 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
             messages.append(
                 checks.Error(
                     f"Transition {where} has no docstring; it is the operation's description.",
+                    obj=op.resource.model,
                     id="affordances.E006",
                 )
             )
@@ -195,6 +235,7 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
                 checks.Warning(
                     f"The docstring of {where} is too thin to state a purpose.",
                     hint="Say what it does, its consequences, arguments and conditions.",
+                    obj=op.resource.model,
                     id="affordances.W001",
                 )
             )
@@ -202,7 +243,62 @@ def check_catalog(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
             messages.append(
                 checks.Warning(
                     f"Transition {where} has no @operation(title=...).",
+                    obj=op.resource.model,
                     id="affordances.W002",
+                )
+            )
+    return messages
+
+
+def _check_version_field(resource: Any) -> list[checks.CheckMessage]:
+    """E003: the registration's ``VERSION_FIELD`` (its default ``"version"``) names no
+    field of the model."""
+    name = resource.version_field
+    fields = [field.name for field in resource.model._meta.fields]
+    if name in fields:
+        return []
+    label = resource.options.label
+    default = " (its default)" if name == MODEL_DEFAULTS["VERSION_FIELD"] else ""
+    return [
+        checks.Error(
+            f"{label} has no field {name!r}, which AFFORDANCES['MODELS'][{label!r}]"
+            f"['VERSION_FIELD']{default} names as its version field.",
+            hint=f"{did_you_mean([name], fields)}Give the model an integer field "
+            f"{name!r} (models.PositiveIntegerField(default=1)), or set the registration's "
+            "VERSION_FIELD to the one it has.",
+            obj=resource.model,
+            id="affordances.E003",
+        )
+    ]
+
+
+def _check_misplaced(resource: Any) -> list[checks.CheckMessage]:
+    """E047: an ``@operation`` that declared nothing — below ``@transition`` (which must
+    come first, the lower decorator), or on a method that is no transition. It is not
+    raised while the models are imported, where no check could report it."""
+    from affordances.declarations import misplaced
+
+    messages: list[checks.CheckMessage] = []
+    seen: set[str] = set()
+    for cls in resource.model.__mro__:
+        for name, value in vars(cls).items():
+            why = misplaced(value)
+            if why is None or name in seen:
+                continue
+            seen.add(name)
+            where = f"{resource.model.__name__}.{name}"
+            above = why.endswith("above @transition")
+            messages.append(
+                checks.Error(
+                    f"{why}: {where} has "
+                    + ("@operation below @transition" if above else "no @transition")
+                    + ", so its operation's declaration (title, input, guards…) is not applied.",
+                    hint="Write @operation(...) on the line above @transition(...)."
+                    if above
+                    else "Declare the transition with django-fsm's @transition(...) below "
+                    "@operation(...), or remove @operation.",
+                    obj=resource.model,
+                    id="affordances.E047",
                 )
             )
     return messages
@@ -229,9 +325,49 @@ def _check_on_error(resources: Any) -> list[checks.CheckMessage]:
                             "is rolled back whole, so that state would never be kept.",
                             hint="Drop on_error=; model the failure as a transition of its "
                             "own (or return its target: RETURN_VALUE), run after the error.",
+                            obj=resource.model,
                             id="affordances.E027",
                         )
                     )
+    return messages
+
+
+def _check_editable_fields(resources: Any) -> list[checks.CheckMessage]:
+    """E043: an ``EDITABLE_FIELDS`` name that ``edit_{resource}`` cannot take — not a
+    field of the model, its primary key, an FSM field (states change through operations),
+    the version field (every run bumps it), a relation's reverse or many-to-many field,
+    a field that is not editable — or a state its FSM field does not have."""
+    from affordances.edits import field_problem
+
+    messages: list[checks.CheckMessage] = []
+    for resource in resources:
+        declared = resource.editable_fields
+        label = resource.options.label
+        for name in resource.edit_fields:
+            problem = field_problem(resource, name)
+            if problem is not None:
+                messages.append(
+                    checks.Error(
+                        f"AFFORDANCES['MODELS'][{label!r}]['EDITABLE_FIELDS']: {problem}.",
+                        hint="Name plain, editable fields of the model; its state changes "
+                        "through operations, its version and primary key never change.",
+                        id="affordances.E043",
+                    )
+                )
+        states = [state for state in declared if state != ANY_STATE]
+        field = resource.fsm_fields[0] if resource.fsm_fields else None
+        known = {str(value) for value, _ in field.flatchoices} if field is not None else set()
+        for state in states:
+            if field is not None and known and state not in known:
+                messages.append(
+                    checks.Error(
+                        f"AFFORDANCES['MODELS'][{label!r}]['EDITABLE_FIELDS'] names the "
+                        f"state {state!r}, which {resource.model.__name__}.{field.name} "
+                        "does not have.",
+                        hint=f"Use the states of its choices, or {ANY_STATE!r} for every state.",
+                        id="affordances.E043",
+                    )
+                )
     return messages
 
 
@@ -272,6 +408,7 @@ def _check_constraints(catalog: Any) -> list[checks.CheckMessage]:
                     "exclusiveMinimum, exclusiveMaximum on integers and decimals; minLength, "
                     "maxLength, pattern on text; formatMinimum, formatMaximum on dates and "
                     "date-times; and required.",
+                    obj=op.resource.model,
                     id="affordances.E026",
                 )
             )
@@ -284,6 +421,7 @@ def _check_constraints(catalog: Any) -> list[checks.CheckMessage]:
                     f"The constraints of {op.name} widen its input schema: {exc}.",
                     hint="A constraint may only narrow: an enum subset, tighter bounds, "
                     "more required arguments, of the operation's own inputs.",
+                    obj=op.resource.model,
                     id="affordances.E007",
                 )
             )
@@ -331,6 +469,7 @@ def _unchecked(op: Any, why: str | None) -> checks.CheckMessage:
         "they can read, and assert them on your own objects in your tests with "
         "affordances.testing.assert_constraints(). At request time a widening constraint "
         "makes the operation unavailable (misconfigured).",
+        obj=op.resource.model,
         id="affordances.W014",
     )
 
@@ -359,6 +498,7 @@ def _check_callables(catalog: Any) -> list[checks.CheckMessage]:
                     f"{op.name}: the {kind} {value!r} is not callable.",
                     hint="A name in the model's class body (a field, an attribute) shadows "
                     "the function it was meant to be: rename the function, or the field.",
+                    obj=op.resource.model,
                     id="affordances.E042",
                 )
             )
@@ -389,6 +529,7 @@ def _check_patterns(catalog: Any) -> list[checks.CheckMessage]:
                         f"The input schema of {op.name} has the pattern {pattern!r}: {risk}.",
                         hint="Anchor it with ^, keep the classes of adjacent repeats "
                         "disjoint and repeats out of repeats; check lengths with max_length.",
+                        obj=op.resource.model,
                         id="affordances.E017",
                     )
                 )
@@ -411,6 +552,7 @@ def _check_inputs(catalog: Any) -> list[checks.CheckMessage]:
                     f"keyword {op.actor_parameter!r}, which the transition method takes "
                     "for the acting user.",
                     hint="Rename the argument (source=...): by= is always the caller.",
+                    obj=op.resource.model,
                     id="affordances.E028",
                 )
             )
@@ -432,6 +574,7 @@ def _check_inputs(catalog: Any) -> list[checks.CheckMessage]:
                         "for several) with a queryset of a model: queryset=, or a "
                         "get_queryset() that answers without a request (one that needs "
                         "it: declare queryset= too, for the model).",
+                        obj=op.resource.model,
                         id="affordances.E029",
                     )
                 )
@@ -452,6 +595,7 @@ def _check_serializers(catalog: Any) -> list[checks.CheckMessage]:
                     "URIs need it.",
                     hint="Add url = affordances.rest.ResourceUrlField() (the route "
                     f'"{routes.name(resource.basename, "detail")}").',
+                    obj=resource.model,
                     id="affordances.W003",
                 )
             )

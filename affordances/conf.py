@@ -6,15 +6,25 @@ Unknown keys are rejected: a typo must not silently fall back to a default.
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings as django_settings
 from django.core.exceptions import ImproperlyConfigured
 
-__all__ = ["DEFAULTS", "MODEL_DEFAULTS", "ModelOptions", "settings"]
+__all__ = [
+    "ANY_STATE",
+    "DEFAULTS",
+    "MODEL_DEFAULTS",
+    "ModelOptions",
+    "SettingError",
+    "close_match",
+    "did_you_mean",
+    "settings",
+]
 
 DEFAULTS: dict[str, Any] = {
     # urn:{NAMESPACE}:operation:{name}:v{N}
@@ -119,6 +129,10 @@ MODEL_DEFAULTS: dict[str, Any] = {
     # Paging of this model's lists; default: the global PAGE_SIZE / MAX_PAGE_SIZE.
     "PAGE_SIZE": None,
     "MAX_PAGE_SIZE": None,
+    # The plain fields callers may change with edit_{resource} (REST PATCH, the MCP tool,
+    # the admin's change form): a list, or a dict by state of the model's (first) FSM
+    # field, "*" for every state. None: no edit operation (and PATCH is 405).
+    "EDITABLE_FIELDS": None,
 }
 
 
@@ -137,6 +151,45 @@ class ModelOptions:
     plural: str | None = None
     verbose_name: str | None = None
     verbose_name_plural: str | None = None
+    # (state or "*", field names) pairs, as declared; empty: the model takes no edits.
+    editable_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+class SettingError(ImproperlyConfigured):
+    """A mistake in ``AFFORDANCES`` (or in what it names), found by the rule that reads it.
+
+    The same rule serves both paths: a system check turns it into an error at start-up —
+    its id, its message and hint, reported on ``obj`` (the model class, else the setting)
+    — and where the app reads the setting at run time, it is raised with the same words.
+    """
+
+    def __init__(
+        self, message: str, *, check_id: str, hint: str = "", obj: Any = "AFFORDANCES"
+    ) -> None:
+        super().__init__(f"{message} {hint}".rstrip())
+        self.message = message
+        self.hint = hint
+        self.check_id = check_id
+        self.obj = obj
+
+
+def close_match(name: str, known: Iterable[str]) -> str | None:
+    """The known name a mistyped one most likely meant (``difflib``, ignoring case), or None."""
+    by_folded = {str(option).casefold(): str(option) for option in known}
+    found = difflib.get_close_matches(str(name).casefold(), list(by_folded), n=1)
+    return by_folded[found[0]] if found else None
+
+
+def did_you_mean(names: Iterable[str], known: Iterable[str]) -> str:
+    """``"Did you mean 'MODELS'? "`` for mistyped ``names`` ("" when nothing is close)."""
+    known = list(known)
+    matches = [(name, close_match(name, known)) for name in names]
+    found = [(name, match) for name, match in matches if match is not None]
+    if not found:
+        return ""
+    if len(matches) == 1:
+        return f"Did you mean {found[0][1]!r}? "
+    return f"Did you mean {', '.join(f'{match!r} for {name!r}' for name, match in found)}? "
 
 
 class AffordancesSettings:
@@ -144,11 +197,13 @@ class AffordancesSettings:
         raw = getattr(django_settings, "AFFORDANCES", {})
         if not isinstance(raw, Mapping):
             raise ImproperlyConfigured("AFFORDANCES must be a dict.")
-        unknown = sorted(set(raw) - set(DEFAULTS))
+        unknown = sorted(set(raw) - set(DEFAULTS), key=str)
         if unknown:
-            raise ImproperlyConfigured(
-                f"Unknown AFFORDANCES setting(s): {', '.join(unknown)}. "
-                f"Known: {', '.join(sorted(DEFAULTS))}."
+            raise SettingError(
+                f"AFFORDANCES has unknown setting(s): {', '.join(map(repr, unknown))}.",
+                hint=f"{did_you_mean(unknown, DEFAULTS)}The settings are "
+                f"{', '.join(sorted(DEFAULTS))}.",
+                check_id="affordances.E044",
             )
         return raw
 
@@ -384,10 +439,15 @@ class AffordancesSettings:
         options = []
         for label, given in raw.items():
             given = given or {}
-            unknown = sorted(set(given) - set(MODEL_DEFAULTS))
+            unknown = sorted(set(given) - set(MODEL_DEFAULTS), key=str)
             if unknown:
-                raise ImproperlyConfigured(
-                    f"Unknown option(s) for AFFORDANCES['MODELS'][{label!r}]: {', '.join(unknown)}."
+                raise SettingError(
+                    f"AFFORDANCES['MODELS'][{label!r}] has unknown option(s): "
+                    f"{', '.join(map(repr, unknown))}.",
+                    hint=f"{did_you_mean(unknown, MODEL_DEFAULTS)}A registration's options "
+                    f"are {', '.join(MODEL_DEFAULTS)}.",
+                    check_id="affordances.E045",
+                    obj=f"AFFORDANCES['MODELS'][{label!r}]",
                 )
             merged = {**MODEL_DEFAULTS, **given}
             options.append(
@@ -407,6 +467,7 @@ class AffordancesSettings:
                     ordering=_ordering(label, merged["ORDERING"]),
                     page_size=_positive(label, "PAGE_SIZE", merged["PAGE_SIZE"]),
                     max_page_size=_positive(label, "MAX_PAGE_SIZE", merged["MAX_PAGE_SIZE"]),
+                    editable_fields=_editable_fields(label, merged["EDITABLE_FIELDS"]),
                 )
             )
         return tuple(options)
@@ -420,6 +481,34 @@ def _ordering(label: str, value: Any) -> tuple[str, ...]:
             f"AFFORDANCES['MODELS'][{label!r}]['ORDERING'] must be field names."
         )
     return tuple(value)
+
+
+#: The key of a per-state ``EDITABLE_FIELDS`` that applies in every state.
+ANY_STATE = "*"
+
+
+def _editable_fields(label: str, value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``EDITABLE_FIELDS`` as ``(state, fields)`` pairs: a list is every state's (``"*"``).
+    Which names are fields that may be edited is the system check's (E043)."""
+    if value is None:
+        return ()
+    by_state = {ANY_STATE: value} if isinstance(value, list | tuple) else value
+    if (
+        not isinstance(by_state, Mapping)
+        or not by_state
+        or not all(
+            isinstance(state, str)
+            and isinstance(names, list | tuple)
+            and names
+            and all(isinstance(name, str) and name for name in names)
+            for state, names in by_state.items()
+        )
+    ):
+        raise ImproperlyConfigured(
+            f"AFFORDANCES['MODELS'][{label!r}]['EDITABLE_FIELDS'] must be a list of field "
+            'names, or a dict of states ("*": every state) to lists of field names.'
+        )
+    return tuple((state, tuple(dict.fromkeys(names))) for state, names in by_state.items())
 
 
 # What an operation name may hold: MCP tool names are [A-Za-z0-9_.-], 1 to 64 characters.

@@ -30,11 +30,15 @@ __all__ = [
     "condition_reason",
     "creates",
     "guard",
+    "misplaced",
     "operation",
 ]
 
 CUSTOM_KEY = "affordances"
 CREATE_ATTRIBUTE = "affordances_create"
+# Where @operation leaves its spec on a method that is no transition when it is applied:
+# below @transition, or on a plain method (the system check affordances.E047).
+MISPLACED_ATTRIBUTE = "affordances_misplaced"
 # The core's own reasons; every other reason is declared next to its transition.
 DEFAULT_STATE_REASON = "invalid_state"
 DEFAULT_CONDITION_REASON = "condition_not_met"
@@ -126,9 +130,10 @@ def operation(
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:
         meta = transition_meta(method)
         if meta is None:
-            raise TypeError(
-                f"@operation must decorate a django-fsm @transition; {method.__name__} is not one."
-            )
+            # Not raised: this runs while the models are imported, before any system
+            # check could say what is wrong; the check reads the mark (misplaced()).
+            setattr(method, MISPLACED_ATTRIBUTE, spec)
+            return method
         # One Transition per source state; when `custom` was not given each has its own
         # dict, so every one of them gets the spec.
         for fsm_transition in meta.transitions.values():
@@ -177,6 +182,20 @@ def creates(
         return func
 
     return decorate
+
+
+def misplaced(method: Any) -> str | None:
+    """Why ``@operation`` did not declare ``method`` (a model's attribute), or None: it was
+    applied below ``@transition`` (``@transition`` wraps the method it was given, the
+    mark included), or to a method that is no transition at all."""
+    # Its own __dict__ only (the mark and what @transition's functools.wraps copied), so
+    # no attribute of an arbitrary class member is computed.
+    spec = getattr(method, "__dict__", {}).get(MISPLACED_ATTRIBUTE)
+    if not isinstance(spec, OperationSpec):
+        return None
+    if transition_meta(method) is not None:
+        return "@operation must be above @transition"
+    return "@operation must decorate a django-fsm @transition"
 
 
 def condition(reason: str) -> Callable[[Callable[[Any], bool]], Callable[[Any], bool]]:

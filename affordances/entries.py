@@ -4,7 +4,8 @@ that carry them.
 This is the one module that decides what an affordance entry looks like. Every face
 takes its entries from here — REST (through :class:`affordances.rest.AffordancesMixin`),
 MCP results, HAL-FORMS templates (built from the full entries) and the admin's panel and
-change list — and every schema that describes them comes from here too.
+change list. The shapes and the schemas that describe them are :mod:`affordances.shapes`'
+(below the catalog, which describes representations with them); re-exported here.
 
 A representation comes in one of three shapes:
 
@@ -24,26 +25,35 @@ used on one face replays on another exactly as that face answers.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from contextlib import AbstractContextManager
-from enum import StrEnum
 from typing import Any, cast
 
 from affordances import routes, tracing
 from affordances.catalog import get_catalog
+from affordances.conf import ANY_STATE
+from affordances.declarations import DEFAULT_STATE_REASON
 from affordances.evaluation import (
     Available,
     Checked,
     InState,
     Unavailable,
     evaluate,
+    evaluate_edit,
     overrides_get_state,
     read_state,
     refused_by_state,
 )
-from affordances.operations import Known, Operation
-from affordances.problems import Problem
+from affordances.object_permissions import Ask, PageAnswers
+from affordances.operations import Holding, Known, Operation
 from affordances.resources import Resource
+from affordances.shapes import (
+    AFFORDANCE_LISTS,
+    CATALOG_KEYS,
+    Shape,
+    list_schemas,
+    shaped_schema,
+)
 
 __all__ = [
     "AFFORDANCE_LISTS",
@@ -60,94 +70,6 @@ __all__ = [
     "shaped_schema",
     "with_affordances",
 ]
-
-AFFORDANCE_LISTS = ("affordances", "unavailableAffordances")
-# What an affordance entry restates from its catalog entry; compact entries leave it out.
-CATALOG_KEYS = ("operation", "title", "method", "confirmationRequired")
-
-
-class Shape(StrEnum):
-    FULL = "full"
-    COMPACT = "compact"
-    NONE = "none"
-
-    @classmethod
-    def from_param(cls, value: str | None) -> Shape:
-        """``?affordances=`` → shape: absent is full, ``none`` or ``compact`` as asked;
-        anything else is a ``validation_error`` (a typo must not pass for "full")."""
-        if value is None:
-            return cls.FULL
-        if value == cls.NONE:
-            return cls.NONE
-        if value == cls.COMPACT:
-            return cls.COMPACT
-        raise Problem.validation({"affordances": ["Must be none or compact (or absent)."]})
-
-
-# -- the entries' schemas ---------------------------------------------------------------
-
-_AVAILABLE_PROPERTIES: dict[str, dict[str, Any]] = {
-    "operation": {"type": "string"},
-    "name": {"type": "string"},
-    "title": {"type": "string"},
-    "method": {"type": "string"},
-    "confirmationRequired": {"type": "boolean", "const": True},
-    "target": {"type": "string", "format": "uri"},
-    "arguments": {"type": "object"},
-    "constraints": {"type": "object"},
-    "validForVersion": {"type": "integer"},
-}
-_AVAILABLE_REQUIRED = ("operation", "name", "method", "target", "arguments")
-_UNAVAILABLE_PROPERTIES: dict[str, dict[str, Any]] = {
-    "operation": {"type": "string"},
-    "name": {"type": "string"},
-    "reason": {"type": "string"},
-}
-_UNAVAILABLE_REQUIRED = ("operation", "name", "reason")
-
-
-def _entry_schema(
-    properties: dict[str, dict[str, Any]], required: tuple[str, ...], shape: Shape
-) -> dict[str, Any]:
-    kept = [key for key in properties if shape is Shape.FULL or key not in CATALOG_KEYS]
-    return {
-        "type": "object",
-        "properties": {key: dict(properties[key]) for key in kept},
-        "required": [key for key in required if key in kept],
-    }
-
-
-def list_schemas(shape: Shape) -> dict[str, Any]:
-    """The JSON Schema of ``affordances`` and ``unavailableAffordances`` in ``shape``
-    (nothing for the plain shape): the properties a representation's schema adds."""
-    if shape is Shape.NONE:
-        return {}
-    return {
-        "affordances": {
-            "type": "array",
-            "items": _entry_schema(_AVAILABLE_PROPERTIES, _AVAILABLE_REQUIRED, shape),
-        },
-        "unavailableAffordances": {
-            "type": "array",
-            "items": _entry_schema(_UNAVAILABLE_PROPERTIES, _UNAVAILABLE_REQUIRED, shape),
-        },
-    }
-
-
-def shaped_schema(schema: Any, shape: Shape) -> Any:
-    """A representation's schema (any depth: a page of them too) in ``shape``: wherever
-    an object schema lists the affordance lists, they become ``shape``'s."""
-    if isinstance(schema, list):
-        return [shaped_schema(item, shape) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    result = {key: shaped_schema(value, shape) for key, value in schema.items()}
-    properties = result.get("properties")
-    if isinstance(properties, dict) and any(name in properties for name in AFFORDANCE_LISTS):
-        listed = {name: value for name, value in properties.items() if name not in AFFORDANCE_LISTS}
-        result["properties"] = {**listed, **list_schemas(shape)}
-    return result
-
 
 # -- entries in a shape -----------------------------------------------------------------
 
@@ -327,6 +249,7 @@ class AffordanceLists:
         operations: list[Operation],
         *,
         shape: Shape = Shape.FULL,
+        edit: Operation | None = None,
     ):
         self.user = user
         self.compact = shape is Shape.COMPACT
@@ -375,6 +298,15 @@ class AffordanceLists:
         # id of a prepared object → the object (kept: its id is not reused) and its lists.
         self._ready: dict[int, tuple[Any, tuple[list[dict[str, Any]], list[dict[str, Any]]]]]
         self._ready = {}
+        # While a page is worked out: how its objects are asked for permissions.
+        self._held: Ask | None = None
+        # The model's edit (edit_{resource}), after the transitions: None when it has none
+        # or the caller may not know about it.
+        self._edit: _Edit | None = None
+        if edit is not None:
+            holding = edit.holding(user, known)
+            if holding.anywhere:
+                self._edit = _Edit(edit, holding, user, request, self._shaped, self.compact)
 
     def prepare(self, objects: list[Any]) -> None:
         """Work out the lists of ``objects`` (a page about to be written) all at once, for
@@ -382,13 +314,19 @@ class AffordanceLists:
         data in the CPU's caches, where a row at a time between the serializer's fields
         found them cold (a row's lists cost twice as much that way)."""
         ready = self._ready
-        if self._traced:
-            with self._evaluation(len(objects)):
-                for instance in objects:
-                    ready[id(instance)] = (instance, self._lists(instance))
-            return
-        for instance in objects:
-            ready[id(instance)] = (instance, self._lists(instance))
+        # What the caller holds on the page's objects, where they decide: each permission
+        # asked once per object, a batching backend's at once (affordances.object_permissions).
+        self._held = PageAnswers(self.user, objects).held
+        try:
+            if self._traced:
+                with self._evaluation(len(objects)):
+                    for instance in objects:
+                        ready[id(instance)] = (instance, self._lists(instance))
+                return
+            for instance in objects:
+                ready[id(instance)] = (instance, self._lists(instance))
+        finally:
+            self._held = None
 
     def __call__(self, instance: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         ready = self._ready.pop(id(instance), None)
@@ -429,10 +367,12 @@ class AffordanceLists:
         version = getattr(instance, self.version_field)
         arguments: dict[str, Any] | None = None  # the same for each entry of the row
         user, checked = self.user, self._checked
+        # The page's answers (prepare()), or this object's own.
+        held = self._held or PageAnswers(user, (instance,)).held
         for step in plan.open:
             base = step.constant_base  # the state and the caller decided already
             if base is None:
-                result = step.in_state.evaluate(instance, user, checked)
+                result = step.in_state.evaluate(instance, user, checked, held)
                 if type(result) is not Available:
                     if result is not None:
                         if own is None:
@@ -449,9 +389,11 @@ class AffordanceLists:
             entry["arguments"] = arguments
             entry["validForVersion"] = version
             available.append(entry)
-        if own is None:
-            return available, plan.refusals  # the state's list, the same on every such row
-        return available, plan.merged(own)
+        # The state's list, the same on every such row, unless the row adds its own.
+        unavailable = plan.refusals if own is None else plan.merged(own)
+        if self._edit is not None:
+            return self._edit.add(instance, pk, version, available, unavailable, held)
+        return available, unavailable
 
     def _plan(self, states: tuple[Any, ...]) -> _Plan:
         """Each operation for an object in ``states``: its refusal when the state alone
@@ -472,6 +414,87 @@ class AffordanceLists:
 
     def _refusal(self, operation: Operation, reason: str) -> dict[str, Any]:
         return self._shaped({"operation": operation.urn, "name": operation.name, "reason": reason})
+
+
+class _Edit:
+    """The edit's entries (``edit_{resource}``, :mod:`affordances.edits`): on an object
+    the caller holds Django's change permission on, available where the object's state
+    leaves a declared field editable, else refused as a state is. Its fixed part and its
+    refusal are made once per request; a row copies the one and shares the other."""
+
+    __slots__ = (
+        "always",
+        "base",
+        "holding",
+        "operation",
+        "prefix",
+        "refusal",
+        "suffix",
+        "user",
+    )
+
+    def __init__(
+        self,
+        operation: Operation,
+        holding: Holding,
+        user: Any,
+        request: Any,
+        shaped: Callable[[dict[str, Any]], dict[str, Any]],
+        compact: bool,
+    ) -> None:
+        self.operation = operation
+        self.holding = holding
+        self.user = user
+        # Held model-wide, with fields editable in every state (a list): available on
+        # every object, without asking it.
+        self.always = holding.everywhere and set(operation.resource.editable_fields) == {ANY_STATE}
+        target = routes.target_template(operation, request)
+        self.prefix: str | None = target[0] if target is not None else None
+        self.suffix: str | None = target[1] if target is not None else None
+        # In the entry's order, as a transition's (constraints: none, so compact has none).
+        base = shaped(
+            {
+                "operation": operation.urn,
+                "name": operation.name,
+                "title": operation.title,
+                "method": operation.http_method,
+            }
+        )
+        base.update(target=None, arguments=None)
+        if not compact:
+            base["constraints"] = {}
+        base["validForVersion"] = None
+        self.base = base
+        self.refusal = shaped(
+            {"operation": operation.urn, "name": operation.name, "reason": DEFAULT_STATE_REASON}
+        )
+
+    def add(
+        self,
+        instance: Any,
+        pk: Any,
+        version: Any,
+        available: list[dict[str, Any]],
+        unavailable: list[dict[str, Any]],
+        held: Ask,
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """The row's lists with the edit's entry (``unavailable`` may be shared: copied
+        before it grows); ``held``: the page's answers on its objects."""
+        if not self.always:
+            verdict = evaluate_edit(
+                self.operation, instance, self.user, holding=self.holding, held=held
+            )
+            if verdict is None:
+                return available, unavailable
+            if type(verdict) is not Available:
+                return available, [*unavailable, self.refusal]
+        entry = self.base.copy()
+        prefix = self.prefix
+        entry["target"] = f"{prefix}{pk}{self.suffix}" if prefix is not None else None
+        entry["arguments"] = {self.operation.resource.id_argument: pk}
+        entry["validForVersion"] = version
+        available.append(entry)
+        return available, unavailable
 
 
 # Where a request's lists are kept in the cache a face hands in (a serializer context,
@@ -498,7 +521,8 @@ def lists_for(
         if resource is not None:
             # The caller's operations: AffordanceLists keeps those it may know about.
             operations = catalog.transitions_for(model)
-            lists = AffordanceLists(request, user, resource, operations, shape=shape)
+            edit = catalog.edit_for(model)
+            lists = AffordanceLists(request, user, resource, operations, shape=shape, edit=edit)
     per_request[key] = lists
     return lists
 

@@ -23,6 +23,7 @@ from django_fsm import FSMFieldMixin, Transition
 from affordances.caches import Cache
 from affordances.constraints import ConstraintWidens, assert_narrows
 from affordances.declarations import DEFAULT_STATE_REASON, MISCONFIGURED_REASON, condition_reason
+from affordances.object_permissions import Ask
 from affordances.operations import Holding, Operation
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "Unavailable",
     "constraints_for",
     "evaluate",
+    "evaluate_edit",
     "evaluate_in_state",
     "evaluate_permitted",
     "overrides_get_state",
@@ -71,12 +73,39 @@ def evaluate(operation: Operation, instance: Any, user: Any) -> Evaluation:
         if not operation.permits(user):
             return None
         return _constrained(operation, None, user)
+    if operation.is_edit:
+        return evaluate_edit(operation, instance, user)
     if not operation.is_transition:
         return None
     holding = operation.holding(user)
     if not holding.anywhere:
         return None
     return evaluate_permitted(operation, instance, user, holding=holding)
+
+
+def evaluate_edit(
+    operation: Operation,
+    instance: Any,
+    user: Any,
+    *,
+    holding: Holding | None = None,
+    held: Ask | None = None,
+) -> Evaluation:
+    """An edit (``edit_{resource}``, :mod:`affordances.edits`) on one object: shown where
+    the caller holds Django's change permission on it (model-wide, or on this object
+    where an object backend answers); available when the object's state leaves some
+    declared field editable, else refused as a state is (``invalid_state``).
+    ``holding``: what the caller holds without an object, if worked out already;
+    ``held``: a page's answers on its objects (:meth:`Holding.on`)."""
+    if holding is None:
+        holding = operation.holding(user)
+    if not holding.anywhere:
+        return None
+    if not holding.everywhere and not holding.on(instance, user, None, held)[0]:
+        return None
+    if not operation.resource.editable_in(instance):
+        return Unavailable(operation, DEFAULT_STATE_REASON)
+    return Available(operation, {})
 
 
 def evaluate_permitted(
@@ -148,11 +177,15 @@ class InState:
         unconstrained = spec is None or spec.constraints is None
         self.unconstrained = Available(operation, {}) if unconstrained else None
 
-    def evaluate(self, instance: Any, user: Any, checked: Checked | None = None) -> Evaluation:
-        """:func:`evaluate_in_state` for an object in this state."""
+    def evaluate(
+        self, instance: Any, user: Any, checked: Checked | None = None, held: Ask | None = None
+    ) -> Evaluation:
+        """:func:`evaluate_in_state` for an object in this state. ``held``: how objects are
+        asked for permissions (a page's :class:`~affordances.object_permissions.PageAnswers`,
+        which asks each once per page), if not for this object alone."""
         operation = self.operation
         if not self.held:
-            shown, permitted = self.holding.on(instance, user, self.transition)
+            shown, permitted = self.holding.on(instance, user, self.transition, held)
             if not shown:
                 return None
             if self.refusal is not None:

@@ -32,6 +32,7 @@ from affordances import registry
 
 __all__ = [
     "ALL_CALLERS",
+    "POLL_MILLISECONDS",
     "Event",
     "ObjectChanged",
     "ToolsChanged",
@@ -50,6 +51,11 @@ logger = logging.getLogger(__name__)
 #: The ``user`` of a :class:`ToolsChanged` that concerns every caller (a group's
 #: permissions, the catalog itself).
 ALL_CALLERS = "*"
+
+#: How often an open page — the admin's change notice, the browsable API's — asks for its
+#: object's version (``affordances/admin/changed.js`` reads it from the page): a change
+#: is shown within a second of its commit.
+POLL_MILLISECONDS = 700
 
 
 @dataclass(frozen=True)

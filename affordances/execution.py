@@ -3,17 +3,22 @@
 Inside one transaction, with the row locked, it re-checks everything an affordance
 promised: visibility and capability (404), version (412), state, conditions and guards
 (409), arguments against the input serializer and the constraints (400). Then it runs
-the django-fsm transition, bumps the version, saves and writes one audit record. Any
-failure leaves state, version, audit log and idempotency records as they were.
+the django-fsm transition, bumps the version, saves and writes one audit record. An edit
+(``edit_{resource}``, :mod:`affordances.edits`) runs the same checks, then writes the
+fields its state leaves editable, after the model's own validation (:func:`_edit`, the
+admin's change form's path too). Any failure leaves state, version, audit log and
+idempotency records as they were.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import date, datetime, time
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
@@ -21,7 +26,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, connection, models, transaction
 from django_fsm import TransitionNotAllowed
 
-from affordances import events, idempotency, reads, tracing
+from affordances import events, idempotency, installation, reads, tracing
 from affordances.arguments import (
     absent_nulls,
     flatten_errors,
@@ -51,6 +56,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+# The audit record's copy of who acted (AuditRecord.username's column).
+_USERNAME_LENGTH: int = AuditRecord._meta.get_field("username").max_length or 150
 
 Represent = Callable[[models.Model], dict[str, Any]]
 
@@ -82,6 +89,9 @@ def perform(
     preview: bool = False,
 ) -> Outcome:
     """Run ``operation`` on object ``pk`` for ``user``; raise :class:`Problem` if refused.
+
+    ``operation`` is a transition, or an edit (``edit_{resource}``), whose arguments are
+    the fields to change (docs/protocol.md#edits).
 
     ``preview``: every check and the transition run, in a transaction that is then rolled
     back; the answer is :func:`affordances.preview.document` — nothing is kept (no
@@ -147,7 +157,7 @@ def _perform(
     request: Any,
     preview: bool,
 ) -> Outcome:
-    if not operation.is_transition:
+    if not (operation.is_transition or operation.is_edit):
         raise Problem.not_found()
     _check_via(via)
     resource = operation.resource
@@ -241,7 +251,7 @@ def _run(
     if expected is not None and expected != current_version:
         raise Problem.stale_version(expected=expected, actual=current_version)
 
-    # 4. State, conditions, guards.
+    # 4. State, conditions, guards (an edit: its permission on this object, its state).
     evaluation = evaluate(operation, instance, user)
     if evaluation is None:
         raise Problem.not_found()
@@ -259,6 +269,17 @@ def _run(
         # A serializer's own validate() is the model's code too: it may raise anything.
         kwargs, audit_arguments = validate_arguments(
             operation, arguments, evaluation.constraints, context=context
+        )
+    if operation.is_edit:
+        return _run_edit(
+            operation,
+            instance,
+            kwargs,
+            user=user,
+            via=via,
+            represent=represent,
+            claimed=claimed,
+            preview=preview,
         )
     if operation.actor_parameter is not None:
         kwargs[operation.actor_parameter] = user  # django-fsm-log's by= convention
@@ -434,6 +455,12 @@ def _lock_timeouts() -> Iterator[None]:
     except DatabaseError as exc:
         if _is_lock_timeout(exc):
             raise Problem.lock_timeout() from None
+        # The app's tables missing (migrations not run: affordances.E048) is the server's
+        # set-up, not a failed run. Asked only where the connection can still be read.
+        why = None if connection.needs_rollback else installation.not_migrated(connection)
+        if why is not None:
+            logger.error("%s Run `manage.py migrate`.", why)
+            raise Problem.misconfigured() from None
         raise
 
 
@@ -512,7 +539,9 @@ def _record(
         target_state=str(fsm_field.get_state(instance)) if fsm_field else "",
         arguments=arguments,
         user=user if getattr(user, "is_authenticated", False) else None,
-        username=getattr(user, "get_username", lambda: "")(),
+        # Cut to the column: a USERNAME_FIELD may be longer (an e-mail address takes 254
+        # characters), and a longer value would fail every run on PostgreSQL.
+        username=str(getattr(user, "get_username", lambda: "")())[:_USERNAME_LENGTH],
         via=via,
         version=getattr(instance, resource.version_field),
     )
@@ -547,6 +576,123 @@ def visible_locked(
     return list(_locked(reads.visible(resource, user, request=request)).filter(pk__in=pks))
 
 
+def _run_edit(
+    operation: Operation,
+    instance: models.Model,
+    changes: dict[str, Any],
+    *,
+    user: Any,
+    via: str,
+    represent: Represent,
+    claimed: idempotency.Claim | None,
+    preview: bool,
+) -> Outcome:
+    """Step 6 of an edit (``edit_{resource}``): the validated ``changes`` written to the
+    locked ``instance`` as the admin's edits are (:func:`_edit`)."""
+    resource = operation.resource
+    version = getattr(instance, resource.version_field)
+    state = _state_of(resource, instance)
+    _edit(resource, instance, changes, allowed=resource.editable_in(instance), user=user, via=via)
+    if preview:
+        body = preview_document(
+            operation, represent(instance), source=state, target=state, version=version
+        )
+        transaction.set_rollback(True)  # the audit record and the event go with it
+        return Outcome(status=200, body=body)
+    body = represent(instance)
+    if claimed is not None:
+        idempotency.complete(claimed.record, status_code=200, body=body)
+    return Outcome(status=200, body=body)
+
+
+def _state_of(resource: Resource, instance: models.Model) -> str:
+    return str(resource.fsm_fields[0].get_state(instance)) if resource.fsm_fields else ""
+
+
+def _audited(field: models.Field[Any, Any], instance: models.Model) -> Any:
+    """A field's value as the audit record keeps it: a related object as its key."""
+    value = field.value_from_object(instance)
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    return value
+
+
+def _edit(
+    resource: Resource,
+    instance: models.Model,
+    changes: Mapping[str, Any],
+    *,
+    allowed: Collection[str],
+    user: Any,
+    via: str,
+) -> list[str]:
+    """The one edit of plain fields, under the row lock of the caller's transaction:
+    ``changes`` (field name → value, validated already) set on the locked ``instance``,
+    each changed field refused unless ``allowed`` (what its state leaves editable), the
+    model's own validation (``full_clean`` of the changed fields), the version bumped,
+    one audit record — the changed fields, their values before and after — and "this
+    object changed" published on commit. Returns the names of the fields that changed
+    (none: nothing was written)."""
+    fields = {name: _concrete(resource, name) for name in changes}
+    changed = sorted(
+        name
+        for name, value in changes.items()
+        if fields[name].value_from_object(instance) != _stored(fields[name], value)
+    )
+    refused = [name for name in changed if name not in allowed]
+    if refused:
+        sentence = (
+            f"Not editable while the {resource.model._meta.verbose_name} is "
+            f"{_state_of(resource, instance) or 'as it is'}; use an operation."
+        )
+        raise Problem.validation({name: [sentence] for name in refused})
+    if not changed:
+        return []
+    before = {name: _audited(fields[name], instance) for name in changed}
+    for name in changed:
+        setattr(instance, name, changes[name])
+    unchanged = [field.name for field in resource.model._meta.fields if field.name not in changed]
+    with _model_code(resource.edit_name, wants_current=False):
+        # The model's own rules for what changed (clean() too), as a ModelForm has them.
+        instance.full_clean(exclude=unchanged)
+    setattr(instance, resource.version_field, getattr(instance, resource.version_field) + 1)
+    with _model_code(resource.edit_name, wants_current=False):
+        instance.save()
+    state = _state_of(resource, instance)
+    _record(
+        resource,
+        instance,
+        urn=resource.edit_urn,
+        name=resource.edit_name,
+        fsm_field=None,
+        source=state,
+        arguments={
+            "changed": changed,
+            "from": before,
+            "to": {name: _audited(fields[name], instance) for name in changed},
+        },
+        user=user,
+        via=via,
+    )
+    return changed
+
+
+def _concrete(resource: Resource, name: str) -> models.Field[Any, Any]:
+    field = resource.model._meta.get_field(name)
+    if not isinstance(field, models.Field) or not field.concrete:
+        raise Problem.validation({name: ["Not a field of its own that an edit may change."]})
+    return field
+
+
+def _stored(field: Any, value: Any) -> Any:
+    """``value`` as ``field.value_from_object`` reads it back: a related object's key."""
+    if getattr(field, "is_relation", False) and isinstance(value, models.Model):
+        return value.pk
+    return value
+
+
 def perform_edit(
     *,
     resource: Resource,
@@ -559,11 +705,14 @@ def perform_edit(
 ) -> models.Model:
     """Change plain fields of one object: the row locked, the version bumped, one audit record.
 
-    For edits outside the catalog (the admin's change form). FSM fields and the version
-    field are refused — states change only through operations. ``editable(instance)``
-    names the fields that may change for the object as it is under the lock (a rule may
-    depend on a field only in some states); a change to any other is refused. With
-    nothing really changed, nothing is written. ``request``: the face's, for the
+    The edit path of the admin's change form, and of ``edit_{resource}`` (which runs
+    through :func:`perform`, with the version, the idempotency key and the catalog's
+    checks besides). ``changes`` are values validated already (the form's). FSM fields
+    and the version field are refused — states change only through operations.
+    ``editable(instance)`` names the fields that may change for the object as it is
+    under the lock (a rule may depend on a field only in some states); a change to any
+    other is refused. The model's own validation runs on what changed (``full_clean``).
+    With nothing really changed, nothing is written. ``request``: the face's, for the
     registration's ``QUERYSET``. Returns the saved object.
     """
     _check_via(via)
@@ -582,35 +731,6 @@ def perform_edit(
         )
         if instance is None:
             raise Problem.not_found()
-        changed = sorted(
-            name for name, value in changes.items() if getattr(instance, name) != value
-        )
-        allowed = set(editable(instance)) if editable is not None else set(changed)
-        refused = [name for name in changed if name not in allowed]
-        if refused:
-            state = resource.fsm_fields[0].get_state(instance) if resource.fsm_fields else ""
-            sentence = (
-                f"Not editable while the {resource.model._meta.verbose_name} is "
-                f"{state or 'as it is'}; use an operation."
-            )
-            raise Problem.validation({name: [sentence] for name in refused})
-        if not changed:
-            return instance
-        for name in changed:
-            setattr(instance, name, changes[name])
-        setattr(instance, resource.version_field, getattr(instance, resource.version_field) + 1)
-        with _model_code(resource.edit_name, wants_current=False):
-            instance.save()
-        state = resource.fsm_fields[0].get_state(instance) if resource.fsm_fields else ""
-        _record(
-            resource,
-            instance,
-            urn=resource.edit_urn,
-            name=resource.edit_name,
-            fsm_field=None,
-            source=state,
-            arguments={"changed": changed},
-            user=user,
-            via=via,
-        )
+        allowed = set(editable(instance) if editable is not None else changes)
+        _edit(resource, instance, changes, allowed=allowed, user=user, via=via)
     return instance

@@ -2,8 +2,9 @@
 
 The state changes are the object's own history and stay visible to whoever may see the
 object; which operation made each change, and with what arguments, only to viewers who
-may know that operation (the no-leak rule). Edits outside the catalog show which fields
-changed. Every face that shows history reads it here.
+may know that operation (the no-leak rule). Edits outside the catalog (a registration
+without ``EDITABLE_FIELDS``) show which fields changed, and their values, to every
+viewer. Every face that shows history reads it here.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ class HistoryEntry:
 
 def history(resource: Resource, instance: Any, user: Any) -> list[HistoryEntry]:
     """The audit records of ``instance``, newest first, as ``user`` may see them."""
-    known = {op.urn for op in get_catalog().for_user(user)} | {resource.edit_urn}
+    catalog = get_catalog()
+    known = {op.urn for op in catalog.for_user(user)}
+    if catalog.edit_for(resource.model) is None:
+        # An edit outside the catalog (the admin's alone): every viewer sees what changed.
+        # The catalog's edit_{resource} is known as any operation is.
+        known.add(resource.edit_urn)
     records = AuditRecord.objects.filter(
         content_type=ContentType.objects.get_for_model(resource.model),
         object_id=str(instance.pk),

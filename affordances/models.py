@@ -3,11 +3,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import ImproperlyConfigured
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 from django.utils import timezone
+
+if apps.apps_ready and not apps.is_installed("affordances"):
+    # Imported by the faces (a URLconf including the router, the admin, the MCP view)
+    # without the app: say so, rather than Django's RuntimeError about an app_label. No
+    # system check can: the app's checks are registered by its AppConfig.
+    raise ImproperlyConfigured(
+        "'affordances' is not in INSTALLED_APPS, but its models are imported (by the "
+        'REST router, the admin or the MCP view). Add "affordances" to INSTALLED_APPS, '
+        'after "django.contrib.contenttypes", "django.contrib.auth" and '
+        '"rest_framework"; then run `manage.py migrate`.'
+    )
 
 
 class Interface(models.TextChoices):

@@ -32,7 +32,9 @@ Per object (:mod:`affordances.evaluation`) the answer is django-fsm's exactly: t
 operation shows on an object when the caller holds one of its transitions there, and
 is available only if it holds the transition of the object's state. An object is asked
 only when the answer without one did not decide: a caller holding a permission
-model-wide costs no per-row check, so a list of N objects costs the same queries.
+model-wide costs no per-row check, so a list of N objects costs the same queries. What
+is left is asked once per permission and object of a page, a batching backend's (such
+as django-guardian's) for the whole page at once (:mod:`affordances.object_permissions`).
 """
 
 from __future__ import annotations
@@ -49,12 +51,14 @@ from django.contrib.auth.backends import BaseBackend, ModelBackend
 from django_fsm import FSMFieldMixin, FSMMeta, Transition
 from rest_framework import serializers
 
-from affordances import capabilities, registry
+from affordances import capabilities, edits, registry
 from affordances.compat.fsm import transition_meta
 from affordances.conf import settings
 from affordances.declarations import CREATE_ATTRIBUTE, CUSTOM_KEY, CreateSpec, OperationSpec
+from affordances.object_permissions import Ask, PageAnswers
 from affordances.resources import Resource
 from affordances.schemas import filter_schema, nullable, serializer_schema
+from affordances.shapes import Shape, list_schemas
 from affordances.vocabulary import DIALECT, version_schema
 
 __all__ = [
@@ -71,11 +75,13 @@ __all__ = [
 
 
 class Kind(StrEnum):
-    """What an operation does: read objects, move one through its FSM, or make one."""
+    """What an operation does: read objects, move one through its FSM, make one, or
+    change plain fields of one (``edit_{resource}``, :mod:`affordances.edits`)."""
 
     READ = "read"
     TRANSITION = "transition"
     CREATE = "create"
+    EDIT = "edit"
 
 
 # The transition method's keyword for who performs it (django-fsm-log's convention).
@@ -85,6 +91,13 @@ _TRANSITION_ANNOTATIONS = {
     "readOnlyHint": False,
     "destructiveHint": True,
     "idempotentHint": False,
+    "openWorldHint": False,
+}
+# An edit overwrites values (destructive); sent again, the same values change nothing.
+_EDIT_ANNOTATIONS = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": True,
     "openWorldHint": False,
 }
 _READ_ANNOTATIONS = {
@@ -163,28 +176,40 @@ class Holding:
             everywhere=any(answer is True for answer in values),
         )
 
-    def on(self, instance: Any, user: Any, fsm_transition: Transition | None) -> tuple[bool, bool]:
+    def on(
+        self,
+        instance: Any,
+        user: Any,
+        fsm_transition: Transition | None,
+        held: Ask | None = None,
+    ) -> tuple[bool, bool]:
         """``(shown, permitted)`` on ``instance``: whether the caller holds one of the
         operation's transitions there, and whether it holds ``fsm_transition`` (the one
         that leaves the object's state; None: none does) — each as django-fsm's
         ``Transition.has_perm(instance, user)`` answers. Objects are asked only where
-        the answer without one did not decide, each permission once."""
-        if fsm_transition is not None and self.answers.get(fsm_transition.permission or None):
-            return True, True  # held model-wide: most rows of most callers
-        asked: dict[Permission, bool] = {}
-
-        def holds(permission: Permission) -> bool:
-            answer = self.answers.get(permission or None)
-            if answer is not None:
-                return answer
-            if permission not in asked:
-                asked[permission] = _held_on(permission, instance, user)
-            return asked[permission]
-
-        permitted = fsm_transition is not None and holds(fsm_transition.permission)
-        if permitted or self.everywhere:
-            return True, permitted
-        return any(holds(permission) for permission in self.answers), False
+        the answer without one did not decide, each permission once: through ``held``,
+        a page's :meth:`~affordances.object_permissions.PageAnswers.held` (which keeps
+        each answer for the page), else through one made for this object."""
+        answers = self.answers
+        if fsm_transition is not None:
+            answer = answers.get(fsm_transition.permission or None)
+            if answer:
+                return True, True  # held model-wide: most rows of most callers
+            if answer is None:  # the object decides
+                if held is None:
+                    held = PageAnswers(user, (instance,)).held
+                if held(fsm_transition.permission, instance):
+                    return True, True
+        if self.everywhere:
+            return True, False
+        for permission, answer in answers.items():
+            if answer is None:
+                if held is None:
+                    held = PageAnswers(user, (instance,)).held
+                answer = held(permission, instance)
+            if answer:
+                return True, False
+        return False, False
 
 
 _HOLDS_NOTHING = Holding.of({})
@@ -203,12 +228,6 @@ def _held_without_object(permission: Permission, user: Any, *, per_object: bool)
     if user.has_perm(permission):
         return True
     return None if per_object and object_permissions_configured() else False
-
-
-def _held_on(permission: Permission, instance: Any, user: Any) -> bool:
-    if callable(permission):
-        return bool(permission(instance, user))
-    return bool(user.has_perm(permission, instance))
 
 
 @dataclass(frozen=True)
@@ -238,7 +257,8 @@ class Operation:
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
     annotations: dict[str, bool]
-    # A create operation's permission; a transition's are its django-fsm Transitions'.
+    # A create operation's permission, an edit's (Django's change permission); a
+    # transition's are its django-fsm Transitions'.
     permission: str | None = None
     # The model attribute that runs it: the transition method, or the creating classmethod.
     method_name: str | None = None
@@ -288,6 +308,10 @@ class Operation:
         return self.kind is Kind.CREATE
 
     @property
+    def is_edit(self) -> bool:
+        return self.kind is Kind.EDIT
+
+    @property
     def facts(self) -> TransitionFacts:
         """The FSM facts of a transition (a programming error to ask of another kind)."""
         if self.transition is None:
@@ -296,7 +320,8 @@ class Operation:
 
     @property
     def permissions(self) -> tuple[Permission, ...]:
-        """Each distinct permission of the operation: of every django-fsm ``Transition``
+        """Each distinct permission of the operation (a create's or an edit's one): of
+        every django-fsm ``Transition``
         of a transition's method (one per source), read from them each time (a
         ``Transition``'s permission may be set after the catalog is built)."""
         if self.transition is None:
@@ -335,7 +360,9 @@ class Operation:
                 held = known[role] = bool(user.has_perm(prerequisite))
             if not held:
                 return _HOLDS_NOTHING
-        per_object = self.is_transition  # a create has no object; a read no permission
+        # A create has no object; a read no permission. An edit's is Django's change
+        # permission, which an object backend may grant per object, as a transition's.
+        per_object = self.is_transition or self.is_edit
         answers: dict[Permission, bool | None] = {}
         for permission in self.permissions:
             key = (permission, per_object)
@@ -438,10 +465,6 @@ def representation_schema(resource: Resource, *, with_affordances: bool = True) 
         return {"type": "object"}
     schema = serializer_schema(resource.serializer_class, direction="response")
     if with_affordances:
-        # The entries' shape is affordances.entries' to decide (imported here: it builds
-        # on this module).
-        from affordances.entries import Shape, list_schemas
-
         schema["properties"].update(list_schemas(Shape.FULL))
     return schema
 
@@ -646,10 +669,52 @@ def _create_operations(resource: Resource) -> list[Operation]:
     return operations
 
 
+def _edit_operations(resource: Resource) -> list[Operation]:
+    """``edit_{resource}`` where the registration declares ``EDITABLE_FIELDS``."""
+    if not resource.edit_fields:
+        return []
+    input_class = edits.edit_input(resource)
+    arguments = serializer_schema(input_class, direction="request")
+    properties = {
+        resource.id_argument: {
+            **_id_schema(resource),
+            "description": f"The id of the {resource.verbose_name}.",
+        },
+        **dict(arguments.get("properties", {})),
+        "expectedVersion": version_schema(
+            f"The {resource.verbose_name}'s version you acted on (its validForVersion); "
+            "a stale version is refused with stale_version."
+        ),
+    }
+    return [
+        Operation(
+            name=resource.edit_name,
+            version=1,
+            title=f"Edit {resource.verbose_name}",
+            description=edits.edit_description(resource),
+            resource=resource,
+            kind=Kind.EDIT,
+            http_method="PATCH",
+            input_schema={
+                "$schema": DIALECT,
+                "type": "object",
+                "properties": properties,
+                "required": [resource.id_argument],
+                "additionalProperties": False,
+            },
+            output_schema=representation_schema(resource),
+            annotations=dict(_EDIT_ANNOTATIONS),
+            permission=edits.edit_permission(resource),
+            spec=OperationSpec(title=f"Edit {resource.verbose_name}", input=input_class),
+        )
+    ]
+
+
 def build_operations(resource: Resource) -> list[Operation]:
-    """Reads, then creation, then transitions in declaration order."""
+    """Reads, then creation, then transitions in declaration order, then the edit."""
     return [
         *_read_operations(resource),
         *_create_operations(resource),
         *_transition_operations(resource),
+        *_edit_operations(resource),
     ]

@@ -25,14 +25,17 @@ def document(
     target: Any,
     version: int,
 ) -> dict[str, Any]:
-    """The preview of ``operation``: the would-be representation, the state change and
-    the version the preview holds for (send it back as ``expectedVersion`` to run it)."""
+    """The preview of ``operation``: the would-be representation, the state change (an
+    edit's: none, the state it is in) and the version the preview holds for (send it
+    back as ``expectedVersion`` to run it)."""
+    fields = operation.resource.fsm_fields
+    field = operation.facts.field if operation.is_transition else fields[0]
     return {
         "preview": True,
         "operation": operation.urn,
         "name": operation.name,
         "stateChange": {
-            "field": operation.facts.field.name,
+            "field": field.name,
             "from": str(source),
             "to": str(target),
         },

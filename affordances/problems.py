@@ -207,6 +207,18 @@ class Problem(Exception):
             retry_after=1,
         )
 
+    @classmethod
+    def misconfigured(cls) -> Problem:
+        """The server is not set up to serve this — a mistake in its settings, or its
+        database without the app's tables: its operator's to fix (the system checks and
+        the log say what), never a 500 with a traceback; nothing ran."""
+        return cls(
+            status=503,
+            code=ProblemCode.ERROR,
+            detail="The server is not set up to serve this; nothing ran. Its log and "
+            "`manage.py check` say what to fix.",
+        )
+
 
 # The document of Problem.as_dict, as JSON Schema (MCP outputSchema admits it).
 PROBLEM_SCHEMA: dict[str, Any] = {

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from affordances.entries import Shape, list_schemas
 from affordances.operations import Kind
 from affordances.preview import PREVIEW_SCHEMA
+from affordances.shapes import Shape, list_schemas
 from affordances.vocabulary import DIALECT
 
 __all__ = ["PROTOCOL_VERSION", "SCHEMA_NAMES", "protocol_schema", "protocol_schemas", "schema_text"]

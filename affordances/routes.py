@@ -215,11 +215,17 @@ def detail_path(resource: Resource, pk: Any, request: Any = None) -> str | None:
     return path_or_none(local_name(resource.basename, "detail"), request, pk=pk)
 
 
+def _operation_route(operation: Operation) -> str:
+    """The route an operation on one object is sent to: a transition's own, an edit's
+    the object's (``PATCH``)."""
+    action = "detail" if operation.is_edit else operation.method_name
+    assert action is not None
+    return local_name(operation.resource.basename, action)
+
+
 def operation_path(operation: Operation, pk: Any, request: Any = None) -> str | None:
-    """Where a transition of the object ``pk`` is sent."""
-    assert operation.method_name is not None
-    route = local_name(operation.resource.basename, operation.method_name)
-    return path_or_none(route, request, pk=pk)
+    """Where a transition (or the edit) of the object ``pk`` is sent."""
+    return path_or_none(_operation_route(operation), request, pk=pk)
 
 
 def is_detail(resource: Resource, match: ResolverMatch) -> bool:
@@ -291,6 +297,4 @@ def template(path: str | None, request: Any) -> tuple[str, str] | None:
 def target_template(operation: Operation, request: Any) -> tuple[str, str] | None:
     """The operation's URL before and after the object's id (its path reversed once per
     process, made absolute once per request)."""
-    assert operation.method_name is not None
-    route = local_name(operation.resource.basename, operation.method_name)
-    return template(_template_path(route, request), request)
+    return template(_template_path(_operation_route(operation), request), request)

@@ -44,6 +44,8 @@ LONGEST_FIRST = (
     # among the transactional tests, so neither worker is left with one at the end.
     "demo_tests/test_live.py",
     "demo_tests/test_admin_live_notice.py",
+    "demo_tests/test_bench_listen.py",
+    "demo_tests/test_browsable_live_notice.py",
     "demo_tests/test_mcp_sdk_confirmations.py",
     "experiment/tests/test_experiment_controls.py",
     "demo_tests/test_fuzz_openapi.py",

@@ -652,10 +652,9 @@ def test_editing_an_order_in_the_admin_makes_open_operation_forms_stale(demo):
     assert Order.objects.get(pk=order.pk).status == "pending"
     # The edit itself is the one record: the refused operation wrote nothing.
     (edit,) = AuditRecord.objects.all()
-    assert (edit.operation_name, edit.arguments) == (
-        "edit_order",
-        {"changed": ["description"]},
-    )
+    assert (edit.operation_name, edit.arguments["changed"]) == ("edit_order", ["description"])
+    assert edit.arguments["to"] == {"description": "Customer asked for gift wrapping"}
+    assert set(edit.arguments["from"]) == {"description"}
 
 
 # --------------------------------------------------------------------------------------

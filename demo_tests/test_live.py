@@ -3,7 +3,8 @@ Redis, driven by the official MCP SDK in 2026-07-28 mode (``Client.listen``).
 
 A listener on an order hears ``notifications/resources/updated`` within a second of
 another user's REST transition and of another user's MCP call (served by whichever
-worker, published through Redis); a listener on an order it may not see is refused as
+worker, published through Redis), and of an admin edit (the change form, by a staff
+user) served by another process; a listener on an order it may not see is refused as
 for a missing one and hears nothing; ``toolsListChanged`` arrives when the caller's
 groups change in another process. Skipped without Redis on 127.0.0.1:6379.
 """
@@ -18,7 +19,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, contextmanager
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -97,18 +99,11 @@ class Server:
         )
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
+@contextmanager
+def _serving(env: dict[str, str], workers: int) -> Iterator[str]:
+    """uvicorn with ``workers`` worker processes on a free port of 127.0.0.1, stopped on
+    leaving; yields its base URL."""
     port = _free_port()
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "DJANGO_SETTINGS_MODULE": "demo_tests.settings",
-        "DATABASE_URL": _database_url(tmp_path),
-        "EVENTS_URL": "redis://127.0.0.1:6379/0",
-        # A channel of this run's own: parallel runs must not hear each other's orders.
-        "EVENTS_CHANNEL": f"affordances-test-{port}-{os.getpid()}",
-        "DEBUG": "1",
-    }
     process = subprocess.Popen(
         [
             sys.executable,
@@ -120,7 +115,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
             "--port",
             str(port),
             "--workers",
-            "2",
+            str(workers),
             "--log-level",
             "warning",
         ],
@@ -141,7 +136,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"uvicorn did not start: {process.stderr.read()!r}")
             time.sleep(0.3)
-        yield Server(base, env)
+        yield base
     finally:
         process.terminate()
         try:
@@ -149,6 +144,21 @@ def server(tmp_path: Path) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "DJANGO_SETTINGS_MODULE": "demo_tests.settings",
+        "DATABASE_URL": _database_url(tmp_path),
+        "EVENTS_URL": "redis://127.0.0.1:6379/0",
+        # A channel of this run's own: parallel runs must not hear each other's orders.
+        "EVENTS_CHANNEL": f"affordances-test-{_free_port()}-{os.getpid()}",
+        "DEBUG": "1",
+    }
+    with _serving(env, workers=2) as base:
+        yield Server(base, env)
 
 
 async def _client(stack: AsyncExitStack, server: Server, username: str) -> tuple[Client, Any]:
@@ -268,3 +278,109 @@ def test_tools_list_changed_arrives_when_the_callers_groups_change(server):
     event, before, after = asyncio.run(scenario())
     assert isinstance(event, ToolsListChanged)
     assert before != after
+
+
+class _FormFields(HTMLParser):
+    """The fields a browser would submit from the page's form ``form_id``: inputs (the
+    checked ones of checkboxes and radios), selected options, textareas."""
+
+    def __init__(self, form_id: str) -> None:
+        super().__init__()
+        self.form_id = form_id
+        self.inside = False
+        self.fields: dict[str, str] = {}
+        self._select: str | None = None
+        self._textarea: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = {key: value or "" for key, value in attrs}
+        if tag == "form":
+            self.inside = named.get("id") == self.form_id
+        if tag == "option" and self._select is not None:
+            # The selected option, else the first (what a browser submits).
+            if "selected" in named or self._select not in self.fields:
+                self.fields[self._select] = named.get("value", "")
+            return
+        if not self.inside or "name" not in named:
+            return
+        name = named["name"]
+        if tag == "input" and named.get("type") not in ("submit", "button", "file"):
+            if named.get("type") not in ("checkbox", "radio") or "checked" in named:
+                self.fields[name] = named.get("value", "")
+        elif tag == "select":
+            self._select = name
+        elif tag == "textarea":
+            self._textarea = name
+            self.fields[name] = ""
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+
+    def handle_data(self, data: str) -> None:
+        if self._textarea is not None:
+            self.fields[self._textarea] += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "form":
+            self.inside = False
+        elif tag == "select":
+            self._select = None
+        elif tag == "textarea":
+            self._textarea = None
+
+
+def _form(html: str, form_id: str) -> dict[str, str]:
+    parser = _FormFields(form_id)
+    parser.feed(html)
+    return parser.fields
+
+
+def _admin_session(base: str, username: str) -> httpx2.Client:
+    """A browser's admin session: the login form posted with its CSRF token."""
+    http = httpx2.Client(base_url=base, timeout=30)
+    login = http.get("/admin/login/")
+    fields = _form(login.text, "login-form")
+    fields.update(username=username, password=DEMO_PASSWORD)
+    answer = http.post("/admin/login/?next=/admin/", data=fields)
+    assert answer.status_code == 302 and answer.headers["location"] == "/admin/", answer.text
+    return http
+
+
+def test_a_listener_hears_an_admin_edit_served_by_another_process(server):
+    """The admin's change form (a staff user's edit, through the execution path's
+    ``perform_edit``) publishes on commit like any run: a listener held by one server
+    hears an edit served by another process — a second uvicorn on the same database and
+    channel, so that the edit is never served by the listener's own process."""
+
+    async def scenario(admin_base: str) -> tuple[Any, float, str, str]:
+        async with AsyncExitStack() as stack:
+            alice, alice_http = await _client(stack, server, "alice")
+            uri, _ = await _order_with(alice_http, server, "cancel_order")
+            pk = uri.rstrip("/").rsplit("/", 1)[1]
+            async with alice.listen(resource_subscriptions=[uri]) as subscription:
+                assert subscription.honored.resource_subscriptions == [uri]
+
+                def edit() -> float:
+                    http = _admin_session(admin_base, "admin")
+                    try:
+                        change = f"/admin/orders/order/{pk}/change/"
+                        fields = _form(http.get(change).text, "order_form")
+                        assert "description" in fields, fields
+                        fields.update(description="Edited in the admin", _save="Save")
+                        answer = http.post(change, data=fields)
+                        assert answer.status_code == 302, answer.text[:2000]
+                        return time.monotonic()
+                    finally:
+                        http.close()
+
+                edited_at = await asyncio.to_thread(edit)
+                event = await _first_event(subscription, 1.0)
+                heard_after = time.monotonic() - edited_at
+            read = await alice_http.get(uri)
+            return event, heard_after, read.json()["description"], uri
+
+    with _serving(server.env, workers=1) as admin_base:
+        event, heard_after, description, uri = asyncio.run(scenario(admin_base))
+    assert event == ResourceUpdated(uri)
+    assert heard_after < 1.0
+    assert description == "Edited in the admin"

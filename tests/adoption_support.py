@@ -53,6 +53,16 @@ def on_postgres() -> bool:
     return os.environ.get("DATABASE_URL", "").startswith("postgres")
 
 
+def this_django() -> str:
+    """A requirement for the Django major.minor this test process runs (``Django>=6.1,
+    <6.2``): a project's virtualenv otherwise gets the newest Django the wheel allows on
+    its Python, which is not the matrix cell's own."""
+    import django
+
+    major, minor = django.VERSION[:2]
+    return f"Django>={major}.{minor},<{major}.{minor + 1}"
+
+
 def page_files(page: Path) -> dict[str, tuple[str, bool]]:
     """path → (code, append?) for every file block of a documentation page."""
     files: dict[str, tuple[str, bool]] = {}

@@ -12,7 +12,11 @@ from tests.xdist_scheduling import pytest_xdist_make_scheduler  # noqa: F401 (-n
 
 # The longest modules first (a new project in a virtualenv each): pytest-xdist hands
 # tests out in collection order, and a long one collected last would run alone.
-LONGEST_FIRST = ("tests/test_adoption_existing.py", "tests/test_adoption.py")
+LONGEST_FIRST = (
+    "tests/test_adoption_existing.py",
+    "tests/test_adoption.py",
+    "tests/test_adoption_claims.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

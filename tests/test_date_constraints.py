@@ -241,6 +241,9 @@ def test_the_admin_form_shows_the_bounds_as_min_and_max(root):
     html = response.content.decode()
     assert 'type="date"' in html
     assert 'min="2025-04-01"' in html and 'max="2025-04-30"' in html
+    # The date-time input too, its bound in the current time zone (UTC) without offset.
+    assert 'type="datetime-local"' in html
+    assert 'min="2025-04-01T09:00:00"' in html
 
 
 def test_options_and_the_browsable_api_show_the_bounds(api):

@@ -8,7 +8,8 @@ every ``docs/….md#anchor`` the code cites exists; no citation of the old exter
 specification by section number is left; the README stays short and its links resolve; every
 code block of the tutorial and the how-to guides is either run by a test (the
 tutorial's by ``tests/test_adoption.py``, "Adopt it in an existing project"'s by
-``tests/test_adoption_existing.py``) or titled an excerpt.
+``tests/test_adoption_existing.py``, "A claims desk"'s by ``tests/test_adoption_claims.py``)
+or titled an excerpt.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import tomllib
 import unicodedata
 from functools import cache
 from pathlib import Path
 
 import pytest
+import yaml
 
 from affordances.checks import SETTING_CHECKS
 from affordances.conf import DEFAULTS
@@ -98,6 +101,26 @@ def test_the_experiment_and_the_performance_notes_are_pages_now():
     assert "## Performance" not in text and "## The experiment" not in text
     assert "| ratio | SQLite | PostgreSQL | goal |" in (DOCS / "performance.md").read_text()
     assert "A scripted run of every task" in (DOCS / "experiment" / "index.md").read_text()
+
+
+# --- installation -------------------------------------------------------------------
+
+# The extras of this repository's own tooling (the demo, the tests, the experiment, the
+# site, the load test, the peers' benchmark); every other extra is for a project using the
+# library, and the Installation page says what it adds.
+TOOLING_EXTRAS = {"demo", "experiment", "dev", "clients", "llm-server", "docs", "load", "peers"}
+
+
+def test_installation_is_the_first_page_after_home():
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+    assert nav[:2] == [{"Home": "index.md"}, {"Installation": "installation.md"}]
+
+
+def test_the_installation_page_has_a_row_for_each_extra_a_project_may_want():
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    extras = set(pyproject["project"]["optional-dependencies"]) - TOOLING_EXTRAS
+    listed = re.findall(r"^\| `([\w-]+)` \|", (DOCS / "installation.md").read_text(), re.M)
+    assert sorted(listed) == sorted(extras)
 
 
 # --- citations ----------------------------------------------------------------------
@@ -216,6 +239,14 @@ ADOPTED = {
         "loans/models.py",
         "loans/inputs.py",
         "loans/filters.py",
+    },
+    "howto/claims-desk.md": {
+        "insurance/settings.py",
+        "insurance/urls.py",
+        "accounts/models.py",
+        "claims/models.py",
+        "claims/rules.py",
+        "claims/serializers.py",
     },
 }
 

@@ -241,11 +241,20 @@ def test_an_input_filling_by_or_a_relation_without_a_key_is_a_check_error(projec
             view_name="affordances:branch-detail", queryset=Branch.objects.all()
         )
 
-    clash = SimpleNamespace(name="send_crate", input_serializer=ByInput, actor_parameter="by")
-    assert [m.id for m in _check_inputs([clash])] == ["affordances.E028"]
-    fine = SimpleNamespace(name="close_branch", input_serializer=ByInput, actor_parameter=None)
+    # Reported on the operation's model.
+    resource = SimpleNamespace(model=Crate)
+    clash = SimpleNamespace(
+        name="send_crate", input_serializer=ByInput, actor_parameter="by", resource=resource
+    )
+    [message] = _check_inputs([clash])
+    assert (message.id, message.obj) == ("affordances.E028", Crate)
+    fine = SimpleNamespace(
+        name="close_branch", input_serializer=ByInput, actor_parameter=None, resource=resource
+    )
     assert _check_inputs([fine]) == []
-    link = SimpleNamespace(name="send_crate", input_serializer=LinkInput, actor_parameter=None)
+    link = SimpleNamespace(
+        name="send_crate", input_serializer=LinkInput, actor_parameter=None, resource=resource
+    )
     assert [m.id for m in _check_inputs([link])] == ["affordances.E029"]
 
 

@@ -276,7 +276,11 @@ def test_an_admin_edit_is_one_audit_record_and_versions_stay_gapless(tickets, pe
         ("edit_ticket", 2),
         ("close_ticket", 3),
     ]
-    assert records[0].arguments == {"changed": ["assignee"]}
+    assert records[0].arguments == {
+        "changed": ["assignee"],
+        "from": {"assignee": ""},
+        "to": {"assignee": "dee"},
+    }
     assert (records[0].source_state, records[0].target_state) == ("open", "open")
     assert Ticket.objects.get(pk=ticket.pk).version == 3
 

@@ -8,9 +8,10 @@ neither a missing requirement nor a superfluous one goes unnoticed.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import tomllib
-from importlib.metadata import packages_distributions
+from importlib.metadata import packages_distributions, version
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -75,8 +76,15 @@ def test_the_library_requires_exactly_what_it_imports() -> None:
     # graphviz is imported lazily by the admin's diagrams: the `graphviz` extra;
     # django-oauth-toolkit only by affordances.mcp.oauth, which a project imports: `oauth`;
     # redis only by the Redis events broker a project names in EVENTS_BROKER: `live`;
-    # opentelemetry-api only by affordances.tracing, guarded: `opentelemetry`.
-    optional = _extra("graphviz") | _extra("oauth") | _extra("live") | _extra("opentelemetry")
+    # opentelemetry-api only by affordances.tracing, guarded: `opentelemetry`;
+    # django-guardian only with guardian's backend configured: `guardian`.
+    optional = (
+        _extra("graphviz")
+        | _extra("oauth")
+        | _extra("live")
+        | _extra("opentelemetry")
+        | _extra("guardian")
+    )
     imported = _imported_distributions("affordances") - optional
     # `opentelemetry` is a namespace every OpenTelemetry distribution shares (the SDK the
     # tests install too): the library imports the API's modules only.
@@ -98,3 +106,13 @@ def test_the_wheel_is_the_library_alone() -> None:
     assert "py.typed" in setuptools["package-data"]["affordances"]
     assert (ROOT / "affordances" / "py.typed").exists()
     assert PROJECT["license"] == "MIT"
+
+
+def test_one_version_in_the_project_the_metadata_and_the_changelog() -> None:
+    # RELEASING.md: pyproject.toml is the one source, read back from the installed
+    # metadata (`make test` reinstalls when pyproject.toml changes); a release dates its
+    # CHANGELOG heading in the same commit.
+    assert version("django-affordances") == PROJECT["version"]
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    released = re.findall(r"^## (\d+\.\d+\.\d+\S*) — \d{4}-\d{2}-\d{2}$", changelog, re.M)
+    assert released and released[0] == PROJECT["version"]

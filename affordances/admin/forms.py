@@ -11,7 +11,7 @@ from typing import Any
 from django import forms
 from rest_framework import serializers
 
-from affordances.inputs import InputField, input_fields
+from affordances.inputs import InputField, html_moment, input_fields
 
 __all__ = ["operation_form_class", "posted_arguments"]
 
@@ -44,7 +44,15 @@ def _form_field(item: InputField) -> forms.Field:
     if item.kind == "boolean":
         return forms.BooleanField(**common)
     if item.kind == "datetime":
-        return forms.DateTimeField(**common)
+        # A datetime-local input, its bounds in the current time zone without an offset
+        # (as HAL-FORMS shows them); Django's DateTimeField reads the ISO value it sends.
+        attrs = {"type": "datetime-local", "step": "1"}
+        for key, bound in (("min", item.earliest), ("max", item.latest)):
+            local = html_moment(bound, "datetime")
+            if local:
+                attrs[key] = local
+        moment = forms.DateTimeInput(attrs=attrs, format="%Y-%m-%dT%H:%M:%S")
+        return forms.DateTimeField(widget=moment, **common)
     if item.kind == "date":
         attrs = {"type": "date"}
         attrs.update({key: b for key, b in (("min", item.earliest), ("max", item.latest)) if b})

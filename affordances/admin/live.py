@@ -23,13 +23,10 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllow
 
 from affordances import reads
 from affordances.catalog import get_catalog
+from affordances.events import POLL_MILLISECONDS
 from affordances.problems import Problem
 
 __all__ = ["POLL_MILLISECONDS", "notice_context", "version_response"]
-
-#: How often an open page asks for its object's version (the script reads it from the
-#: page): a change is shown within a second of its commit.
-POLL_MILLISECONDS = 700
 
 
 def version_response(modeladmin: Any, request: HttpRequest, object_id: str) -> HttpResponse:

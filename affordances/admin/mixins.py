@@ -6,9 +6,11 @@ the change-list column and the bulk actions all come from the catalog, ``evaluat
 
 The change form is no way around the operations: the FSM fields and the version field
 are never editable, and the other fields only in the states the project names
-(``editable_fields``; none by default), checked again under the object's row lock when
-the edit is saved. Objects are deleted only in the states it names (``deletable_states``;
-none by default), and "save as new" never bypasses the model's create operation.
+(``editable_fields``, else the registration's ``EDITABLE_FIELDS``; none by default),
+checked again under the object's row lock when the edit is saved, through the one edit
+path REST's ``PATCH`` and MCP's ``edit_{resource}`` take (``perform_edit``). Objects are
+deleted only in the states it names (``deletable_states``; none by default), and "save
+as new" never bypasses the model's create operation.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from affordances.admin.forms import operation_form_class, posted_arguments
 from affordances.admin.live import notice_context, version_response
 from affordances.admin.refusals import MalformedRequestRefusalMixin
 from affordances.catalog import get_catalog
+from affordances.conf import ANY_STATE  # "*": every state, as in EDITABLE_FIELDS
 from affordances.entries import Shape, create_constraints, lists_for, operation_of
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.execution import (
@@ -55,9 +58,6 @@ from affordances.visibility import refused_narrowing
 
 __all__ = ["ANY_STATE", "AffordanceAdminMixin", "human_reason"]
 
-#: The key of ``editable_fields`` that applies in every state.
-ANY_STATE = "*"
-
 
 def human_reason(reason: str) -> str:
     """``payment_not_authorized`` → ``payment not authorized``."""
@@ -73,7 +73,9 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
     #: read-only, and an edit of it is refused under the object's row lock. Name only
     #: fields no rule, guard, constraint or invariant depends on in that state. Nothing
     #: is editable unless declared; the FSM fields and the version field never are.
-    #: Override ``get_editable_fields`` for more than the state to decide.
+    #: Empty (the default): the registration's ``EDITABLE_FIELDS``, which REST's PATCH
+    #: and MCP's ``edit_{resource}`` take too. Override ``get_editable_fields`` for more
+    #: than the state to decide.
     editable_fields: Mapping[str, Sequence[str]] = {}
     #: The states of the (first) FSM field in which the admin may delete an object, when
     #: the user has Django's delete permission; none unless declared.
@@ -120,10 +122,13 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
     def get_editable_fields(self, request: HttpRequest, obj: Model) -> set[str]:
         """The fields the change form may edit on ``obj`` as it is now.
 
-        From ``editable_fields`` by the object's state; a project may override it. The
-        FSM fields and the version field are removed from whatever it returns.
+        From ``editable_fields`` by the object's state, else the registration's
+        ``EDITABLE_FIELDS``; a project may override it. The FSM fields and the version
+        field are removed from whatever it returns.
         """
         declared = self.editable_fields
+        if not declared:
+            return set(self._resource.editable_in(obj))
         return {*declared.get(ANY_STATE, ()), *declared.get(self._state(obj), ())}
 
     def _editable(self, request: HttpRequest, obj: Model) -> set[str]:
@@ -232,9 +237,14 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
         return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc, no-any-return]
 
     def _panel_context(self, request: HttpRequest, obj: Model) -> dict[str, Any]:
-        # The object's entries, as every face has them (affordances.entries).
+        # The object's entries, as every face has them (affordances.entries); the edit's
+        # is this page's own form.
         lists = lists_for({}, request, request.user, type(obj), Shape.FULL)
-        entries = lists(obj) if lists is not None else ([], [])
+        available_entries, unavailable_entries = lists(obj) if lists is not None else ([], [])
+        entries = (
+            [entry for entry in available_entries if not operation_of(entry).is_edit],
+            [entry for entry in unavailable_entries if not operation_of(entry).is_edit],
+        )
         available = [
             {
                 "operation": operation,

@@ -246,15 +246,20 @@ def _confirmed(
 def _not_offered(ctx: Context, url: str, name: str) -> tuple[str, str]:
     """A template the document did not offer: the core says why, as it would anywhere.
 
-    Not an operation of this resource the caller may know → not_found; one that does not
-    apply now → operation_not_available with the core's reason. One that applies after
-    all (it changed since the read) runs through its own route, like any other.
+    Not an operation (a transition, or the edit) of this resource the caller may know →
+    not_found; one that does not apply now → operation_not_available with the core's
+    reason. One that applies after all (it changed since the read) runs through its own
+    route, like any other.
     """
     located = locate(url)
     if located is None:
         raise Problem.not_found()
     resource, pk = located
-    operation = get_catalog().resolve(name, ctx.user, model=resource.model, transition=True)
+    catalog = get_catalog()
+    operation = catalog.resolve(name, ctx.user, model=resource.model, transition=True)
+    edit = catalog.edit_for(resource.model)
+    if operation is None and edit is not None and edit.name == name and edit.permits(ctx.user):
+        operation = edit  # the object's edit (edit_{resource}), a template too
     if operation is None:
         raise Problem.not_found()
     verdict = evaluate(operation, ctx.find(resource, pk), ctx.user)

@@ -22,6 +22,7 @@ a WSGI deployment answers "Method not found" with the reason, and its capabiliti
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.db import close_old_connections
 
-from affordances import events
+from affordances import capabilities, events, reads
 from affordances.brokers import Broker
 from affordances.hub import hub
 from affordances.mcp import resources
@@ -77,10 +78,9 @@ def _targets(ctx: Context, uris: Any) -> list[_Target]:
     targets = []
     for uri in dict.fromkeys(uris):
         # Exactly resources/read's lookup and answer: hidden and missing look the same.
-        resources.read_resource(ctx, uri)
-        located = resources.locate(uri)
-        assert located is not None
-        resource, pk = located
+        # Not its representation: nothing of it is sent, and what rendering it keeps for
+        # the request (the caller's lists, URL templates) would stay as long as the stream.
+        resource, pk, _ = resources.find_resource(ctx, uri)
         targets.append(_Target(uri, resource, str(pk)))
     return targets
 
@@ -101,26 +101,135 @@ def open_stream(
         honored["toolsListChanged"] = True
     if targets:
         honored["resourceSubscriptions"] = [target.uri for target in targets]
-    return _stream(ctx, targets, tools, honored, request_id, broker)
+    # The stream keeps the request (the registration's QUERYSET is given it) and who the
+    # caller is, not this context: a thousand idle streams must hold little.
+    listener = _Listener(ctx.request, ctx.user.pk)
+    return _stream(listener, targets, tools, honored, request_id, broker)
 
 
-def _still_visible(ctx: Context, user_pk: Any, target: _Target) -> bool | None:
-    """Whether the caller, as it is now, may see the object: its row and permissions read
-    again. None: the caller is gone (deleted or deactivated)."""
-    close_old_connections()
-    user = get_user_model()._default_manager.filter(pk=user_pk).first()
+@dataclass(frozen=True)
+class _Listener:
+    request: Any
+    user_pk: Any
+
+
+def _visible(user: Any, listener: _Listener, target: _Target) -> bool | None:
+    """Whether ``user`` (the caller as it is now, or None if gone) may see the object."""
     if user is None or not getattr(user, "is_active", True):
         return None
-    fresh = Context(request=ctx.request, user=user, revision=ctx.revision)
+    # The one read path's objects for this caller (its QUERYSET, given the request), asked
+    # only whether the object is among them: no row to read, no columns to convert.
     try:
-        fresh.find(target.resource, target.pk)
+        pk = target.resource.parse_pk(target.pk)
     except Problem:
         return False
-    return True
+    return bool(
+        reads.visible(target.resource, user, request=listener.request).filter(pk=pk).exists()
+    )
+
+
+def _still_visible(checks: list[tuple[_Listener, _Target]]) -> list[bool | Exception | None]:
+    """For each stream that heard an event, whether its caller, as it is now, may see the
+    object: the callers' rows and permissions read again (one query for every caller of
+    the batch, then each one's permissions and the object through the one read path).
+    None: the caller is gone (deleted or deactivated). An exception is that check's."""
+    close_old_connections()
+    try:
+        wanted = {listener.user_pk for listener, _ in checks}
+        users = {user.pk: user for user in get_user_model()._default_manager.filter(pk__in=wanted)}
+        capabilities.prime_many(users.values())  # their kept permissions: one round trip
+        answers: list[bool | Exception | None] = []
+        for listener, target in checks:
+            try:
+                answers.append(_visible(users.get(listener.user_pk), listener, target))
+            except Exception as error:  # that stream's to raise; the others go on
+                answers.append(error)
+        return answers
+    finally:
+        close_old_connections()  # a pool thread holds no connection between events
+
+
+# In the loop's pool, not the request's thread: that one has ended (the transport
+# releases it once the stream starts).
+_check_all = sync_to_async(_still_visible, thread_sensitive=False)
+
+
+class _Checks:
+    """The checks of one event loop's streams, run together.
+
+    An event on an object with a hundred listeners wakes a hundred streams, each wanting
+    its caller checked. One call of the pool for all that are waiting — one connection,
+    one pass, the callers read in one query — rather than a hundred calls, each opening
+    a connection and contending for the pool's few threads: the streams of one event are
+    woken in one turn of the loop, so they are all waiting when the call starts.
+    """
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[_Listener, _Target, asyncio.Future[bool | None]]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def check(self, listener: _Listener, target: _Target) -> bool | None:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[bool | None] = loop.create_future()
+        self._waiting.append((listener, target, future))
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._run())
+        return await future
+
+    async def _run(self) -> None:
+        while self._waiting:
+            batch, self._waiting = self._waiting, []
+            try:
+                answers = await _check_all([(listener, target) for listener, target, _ in batch])
+            except Exception as error:  # the database, say: every stream of the batch
+                answers = [error] * len(batch)
+            for (_, _, future), answer in zip(batch, answers, strict=True):
+                if future.done():  # its stream has ended meanwhile
+                    continue
+                if isinstance(answer, Exception):
+                    future.set_exception(answer)
+                else:
+                    future.set_result(answer)
+
+
+_checks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Checks] = weakref.WeakKeyDictionary()
+
+
+def _checks_of_this_loop() -> _Checks:
+    loop = asyncio.get_running_loop()
+    checks = _checks.get(loop)
+    if checks is None:
+        checks = _checks[loop] = _Checks()
+    return checks
+
+
+class _Mailbox:
+    """The events waiting for one stream: a list, and a future only while the stream
+    waits (an ``asyncio.Queue`` was four deques, 3 kB per idle stream)."""
+
+    __slots__ = ("items", "waiter")
+
+    def __init__(self) -> None:
+        self.items: list[events.Event | None] = []
+        self.waiter: asyncio.Future[None] | None = None
+
+    def put(self, event: events.Event | None) -> None:
+        self.items.append(event)
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    async def get(self) -> events.Event | None:
+        while not self.items:
+            self.waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self.waiter
+            finally:
+                self.waiter = None
+        return self.items.pop(0)
 
 
 async def _stream(
-    ctx: Context,
+    listener: _Listener,
     targets: list[_Target],
     tools: bool,
     honored: dict[str, Any],
@@ -129,20 +238,19 @@ async def _stream(
 ) -> AsyncIterator[dict[str, Any] | None]:
     meta = {SUBSCRIPTION_ID_KEY: request_id}
     by_topic = {events.object_topic(t.resource.name, t.pk): t for t in targets}
-    user_pk = ctx.user.pk
+    user_pk = listener.user_pk
     topics = list(by_topic)
     if tools:
         topics += [events.tools_topic(user_pk), events.tools_topic(events.ALL_CALLERS)]
-    pending: asyncio.Queue[events.Event | None] = asyncio.Queue()
+    pending = _Mailbox()
 
     def deliver(event: events.Event | None) -> None:
-        if pending.qsize() >= MAX_PENDING:
+        if len(pending.items) >= MAX_PENDING:
             event = None  # a client that stopped reading: the stream ends, as lost
-        pending.put_nowait(event)
+        pending.put(event)
 
     # Registered before the acknowledgment: everything committed after it is heard.
     unregister = await hub(broker).register(topics, deliver)
-    check = sync_to_async(_still_visible, thread_sensitive=False)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + MAX_SECONDS
     try:
@@ -151,7 +259,10 @@ async def _stream(
         )
         while (remaining := deadline - loop.time()) > 0:
             try:
-                event = await asyncio.wait_for(pending.get(), min(KEEPALIVE_SECONDS, remaining))
+                # A deadline on this task (not wait_for's task per wait): an idle stream is
+                # one parked coroutine.
+                async with asyncio.timeout(min(KEEPALIVE_SECONDS, remaining)):
+                    event = await pending.get()
             except TimeoutError:
                 if deadline - loop.time() > 0:
                     yield None
@@ -164,7 +275,7 @@ async def _stream(
             target = by_topic.get(event.topic)
             if target is None:
                 continue
-            visible = await check(ctx, user_pk, target)
+            visible = await _checks_of_this_loop().check(listener, target)
             if visible is None:
                 break  # the caller is gone: closed, and it cannot listen again
             if visible:

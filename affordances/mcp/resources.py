@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
+from django.db.models import Model
 from django.urls import Resolver404, resolve
 from django.utils.text import capfirst
 
@@ -29,7 +30,7 @@ from affordances.mcp.transport.jsonrpc import (
 from affordances.problems import Problem
 from affordances.resources import Resource
 
-__all__ = ["list_resources", "list_templates", "locate", "read_resource"]
+__all__ = ["find_resource", "list_resources", "list_templates", "locate", "read_resource"]
 
 MIME_TYPE = "application/json"
 _PK = "__affordances_pk__"
@@ -106,21 +107,29 @@ def locate(uri: str) -> tuple[Resource, str] | None:
     return None
 
 
-def read_resource(ctx: Context, uri: Any) -> dict[str, Any]:
+def find_resource(ctx: Context, uri: Any) -> tuple[Resource, str, Model]:
+    """The object at ``uri`` if the caller may see it, as ``resources/read`` looks it up;
+    raises what ``resources/read`` answers otherwise (hidden and missing look the same)."""
     if not isinstance(uri, str) or not uri:
         raise JsonRpcError(INVALID_PARAMS, 'Invalid params: "uri" must be a string.')
     located = locate(uri)
-    representation = None
     if located is not None:
         resource, pk = located
         # Only our own URLs: another host's /api/orders/1/ is not this server's resource.
         if _detail_url(ctx, resource, pk) == uri:
             try:
-                representation = ctx.represent(ctx.find(resource, pk))
+                return resource, pk, ctx.find(resource, pk)
             except Problem:
-                representation = None
-    if representation is None:
-        raise _not_found(ctx, uri)
+                pass
+    raise _not_found(ctx, uri)
+
+
+def read_resource(ctx: Context, uri: Any) -> dict[str, Any]:
+    _, _, instance = find_resource(ctx, uri)
+    try:
+        representation = ctx.represent(instance)
+    except Problem:
+        raise _not_found(ctx, str(uri)) from None
     return {"contents": [{"uri": uri, "mimeType": MIME_TYPE, "text": dumps(representation)}]}
 
 

@@ -3,7 +3,8 @@
 A tool is a catalog entry the caller may know about, rendered once more: same name,
 prose, schemas (the input as model providers take it, :func:`~affordances.schemas.
 tool_input_schema`) and hints, plus the operation URN in ``_meta``. Calling it reads (as
-REST reads) or runs ``perform``/``perform_create(..., via="mcp")``; a refusal is a
+REST reads) or runs ``perform``/``perform_create(..., via="mcp")`` (an edit,
+``edit_{resource}``, through ``perform`` as a transition); a refusal is a
 result with ``isError`` and the problem as ``structuredContent``, so the agent sees why
 and can recover. An unknown tool and a tool the caller lacks the capability for fail
 alike (-32602), without saying which — the no-leak rule.
@@ -147,7 +148,8 @@ class CatalogTools:
             errors = schema_errors(operation.input_schema, arguments)
             if errors:
                 raise Problem.validation(errors)
-            if operation.is_transition:
+            if operation.is_transition or operation.is_edit:
+                # An edit (edit_{resource}) runs the same path: its fields are its arguments.
                 outcome = execution.perform(
                     operation=operation,
                     pk=arguments[operation.resource.id_argument],

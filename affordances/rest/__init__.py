@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from affordances.rest.views import EntryPointView, OperationDetailView, OperationListView
     from affordances.rest.viewsets import (
         CreateResourceMixin,
+        EditResourceMixin,
         ListResourceMixin,
         ResourceMixin,
         ResourceViewSet,
@@ -54,6 +55,7 @@ _EXPORTS = {
     "AutoSchema": "openapi",
     "ContentNegotiation": "negotiation",
     "CreateResourceMixin": "viewsets",
+    "EditResourceMixin": "viewsets",
     "EntryPointView": "views",
     "HAL_FORMS_MEDIA_TYPE": "renderers",
     "HAL_MEDIA_TYPE": "renderers",
@@ -82,6 +84,7 @@ __all__ = [
     "AutoSchema",
     "ContentNegotiation",
     "CreateResourceMixin",
+    "EditResourceMixin",
     "EntryPointView",
     "HalFormsRenderer",
     "HalRenderer",

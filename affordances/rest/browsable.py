@@ -4,6 +4,13 @@ The forms DRF itself shows (HTML and raw data) describe what the view offers thi
 on this route (``offered_input``, as OPTIONS does): the create input on a collection
 only to a caller who may create, a transition route's own input only while the
 operation is available to them; nothing otherwise.
+
+An object's page hears when the object changes, as the admin's pages do
+(``affordances.admin.live``, the same script): while it is visible it asks the object's
+version every 700 ms — a GET of the object itself, as JSON without affordances, the
+caller's own read — and says "This order changed since you opened it — reload" once it
+differs from the version the page was rendered for, so that a person does not submit a
+stale form.
 """
 
 from __future__ import annotations
@@ -13,8 +20,11 @@ from typing import Any
 
 from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.request import override_method
+from rest_framework.settings import api_settings
+from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from affordances.catalog import get_catalog
+from affordances.events import POLL_MILLISECONDS
 from affordances.rest.forms import narrowed_input
 
 __all__ = ["AffordancesBrowsableAPIRenderer"]
@@ -53,7 +63,45 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
         context = super().get_context(data, accepted_media_type, renderer_context)
         request = renderer_context.get("request")
         context["affordance_forms"] = self._affordance_forms(data, request)
+        context["affordances_live"] = self._change_notice(
+            data, renderer_context, forms=bool(context["affordance_forms"])
+        )
         return context
+
+    def _change_notice(
+        self, data: Any, renderer_context: Mapping[str, Any], *, forms: bool
+    ) -> dict[str, Any] | None:
+        """What ``affordances/rest/changed_notice.html`` needs, on an object's page (a
+        successful GET of one object with a version); None elsewhere."""
+        request = renderer_context.get("request")
+        view = renderer_context.get("view")
+        response = renderer_context.get("response")
+        version = data.get("version") if isinstance(data, dict) else None
+        if (
+            request is None
+            or request.method != "GET"
+            or getattr(view, "action", None) != "retrieve"
+            or getattr(response, "status_code", None) != 200
+            or not isinstance(version, int)
+            or isinstance(version, bool)
+        ):
+            return None
+        page = request.get_full_path()
+        # The object as JSON (the script asks for it), plain: a version needs no affordances.
+        url = page
+        if api_settings.URL_FORMAT_OVERRIDE:
+            url = remove_query_param(url, api_settings.URL_FORMAT_OVERRIDE)
+        url = replace_query_param(url, "affordances", "none")
+        model = getattr(view, "model", None)
+        noun = model._meta.verbose_name if model is not None else "object"
+        return {
+            "url": url,
+            "version": version,
+            "every": POLL_MILLISECONDS,
+            "reload": page,
+            "noun": noun,
+            "form": forms,
+        }
 
     def _affordance_forms(self, data: Any, request: Any) -> list[dict[str, Any]]:
         if not isinstance(data, dict) or not isinstance(data.get("affordances"), list):
@@ -74,6 +122,8 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
                 {
                     "name": operation.name,
                     "title": operation.title,
+                    # POST, or PATCH for the edit (sent by DRF's ajax-form.js).
+                    "method": operation.http_method,
                     "target": affordance["target"],
                     "version": affordance.get("validForVersion"),
                     "form": self.render_form_for_serializer(serializer),

@@ -71,6 +71,7 @@ def _check_routes(catalog: Any) -> list[checks.CheckMessage]:
                     hint="Register its viewset with affordances.rest.ResourceRouter (one "
                     "per project) and include(router.urls) in the URLconf: its routes are "
                     f'named in the "{routes.NAMESPACE}" namespace.',
+                    obj=resource.model,
                     id="affordances.W004",
                 )
             )
@@ -149,6 +150,7 @@ def _check_lists(catalog: Any) -> list[checks.CheckMessage]:
                     "(page, page_size) instead.",
                     hint="Use a subclass of rest_framework.pagination.BasePagination "
                     "(PageNumberPagination, LimitOffsetPagination, CursorPagination).",
+                    obj=view,
                     id="affordances.W009",
                 )
             )
@@ -175,6 +177,7 @@ def _check_cursor(where: str, pagination_class: type, resource: Any) -> list[che
             f"{resource.model.__name__}: pages would skip or repeat objects sharing a value.",
             hint="Start the ordering with a unique field of the model (the primary key, "
             "a unique timestamp): ORDERING in the registration, or ordering on the class.",
+            obj=resource.model,
             id="affordances.W010",
         )
     ]
@@ -209,6 +212,7 @@ def _check_backends(where: str, view: Any) -> list[checks.CheckMessage]:
                 "leaves out: a caller's term would reach the database as a pattern (a "
                 "database error when malformed, super-linear work when crafted).",
                 hint="Search those fields by words (no prefix), from the start (^) or exactly (=).",
+                obj=view,
                 id="affordances.W012",
             )
         )
@@ -223,6 +227,7 @@ def _check_backends(where: str, view: Any) -> list[checks.CheckMessage]:
                     "resource's list, so every face lists the same objects.",
                     hint="Narrow what a caller may see in the registration's QUERYSET and "
                     "filter with its FILTERSET; drop the backend from filter_backends.",
+                    obj=view,
                     id="affordances.W011",
                 )
             )
@@ -234,6 +239,7 @@ def _check_backends(where: str, view: Any) -> list[checks.CheckMessage]:
                     "too), so DjangoFilterBackend adds nothing to it.",
                     hint="Name the FilterSet as FILTERSET in the model's AFFORDANCES "
                     "registration and drop it from the view.",
+                    obj=view,
                     id="affordances.W011",
                 )
             )

@@ -14,11 +14,12 @@ and identical bytes, so the route set cannot be enumerated without an account.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured, RequestDataTooBig, TooManyFieldsSent
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
 from django.utils.cache import patch_cache_control, patch_vary_headers
@@ -42,6 +43,7 @@ from affordances.problems import (
 from affordances.rest.negotiation import ContentNegotiation
 from affordances.rest.openapi import AutoSchema
 from affordances.rest.parsers import PARSER_CLASSES, RequestTooLarge
+from affordances.rest.problem_documents import PROBLEM_DOCUMENTS_ATTRIBUTE
 
 __all__ = [
     "ProblemResponsesMixin",
@@ -53,6 +55,8 @@ __all__ = [
     "unauthenticated",
     "unmatched_route_view",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 _DRF_CODES: list[tuple[type[Exception], ProblemCode]] = [
@@ -81,10 +85,6 @@ def _as_api_exception(exc: Exception) -> Exception:
     return exc
 
 
-# Marks a view whose unmatched sub-URLs answer problem documents (see not_found_view).
-PROBLEM_DOCUMENTS_ATTRIBUTE = "affordances_problem_documents"
-
-
 def _wants_json(context: dict[str, Any]) -> bool:
     request = context.get("request")
     renderer = getattr(request, "accepted_renderer", None)
@@ -94,6 +94,11 @@ def _wants_json(context: dict[str, Any]) -> bool:
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF exception handler: every error of the API is a problem document."""
     exc = _as_api_exception(exc)
+    if isinstance(exc, ImproperlyConfigured):
+        # A mistake in the settings (the system checks name it at start-up): the operator
+        # reads it in the log; the caller gets a problem, not a 500 with a traceback.
+        logger.error("The request could not be served: %s", exc, exc_info=exc)
+        exc = Problem.misconfigured()
     if isinstance(exc, Problem):
         response = Response(exc.as_dict(), status=exc.status)
         if exc.retry_after is not None:

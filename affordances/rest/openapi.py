@@ -6,7 +6,8 @@ app's decimals take a JSON number or a plain decimal string, within the field's 
 and bounds; every operation has a summary and a tag. A registered resource's schema
 lists its affordances (the protocol's entries, :mod:`affordances.rest.openapi_bodies`);
 its views declare ``?affordances=``; a transition takes a body (its ``expectedVersion``
-at least), ``If-Match`` and ``Idempotency-Key``, a create ``Idempotency-Key``; answers
+at least), ``If-Match`` and ``Idempotency-Key``, as an object's edit (``PATCH``, only
+where the registration declares one) does, a create ``Idempotency-Key``; answers
 declare ``ETag``, ``Idempotent-Replayed`` and ``Location`` where the views send them; the
 catalog views' bodies and their ``If-None-Match``/``304`` are stated.
 
@@ -49,12 +50,16 @@ from affordances.rest.openapi_bodies import (
     AFFORDANCE_LIST_PROPERTIES,
     CATALOG,
     COMPONENTS,
-    ENTRY_POINT,
     HAL,
     HAL_FORMS,
     SCHEMA_DOCUMENT,
     openapi_dialect,
     ref,
+)
+from affordances.rest.problem_documents import (
+    BODY_COMPONENT_ATTRIBUTE,
+    PROBLEM_DOCUMENTS_ATTRIBUTE,
+    ProblemSerializer,
 )
 from affordances.rest.renderers import HAL_MEDIA_TYPE
 from affordances.rest.serializers import AffordancesMixin
@@ -100,8 +105,6 @@ class AutoSchema(SpectacularAutoSchema):
     def _runs_operations(self) -> bool:
         """An app view: its inputs go through ``validate_arguments`` (plain decimals only);
         DRF alone also takes ``"1e2"`` or ``" 12 "``, which spectacular's mapping allows."""
-        from affordances.rest.exceptions import PROBLEM_DOCUMENTS_ATTRIBUTE  # (a cycle)
-
         return bool(getattr(self.view, PROBLEM_DOCUMENTS_ATTRIBUTE, False))
 
     def _insert_field_validators(self, field: Any, schema: dict[str, Any]) -> None:
@@ -121,22 +124,39 @@ class AutoSchema(SpectacularAutoSchema):
             return None
         return get_catalog().create_for(resource.model)
 
+    def _edit(self) -> Any:
+        """The registration's edit, on an object's PATCH (None: it declares none)."""
+        resource = _resource_of(self.view)
+        if resource is None or self._action() != "partial_update":
+            return None
+        return get_catalog().edit_for(resource.model)
+
     def _transition_name(self) -> str | None:
         return getattr(self.view, "transition_name", None)
 
     def _operation(self) -> Any:
-        """The operation this endpoint runs: the collection's create, or the transition
-        of a transition route (None while it is switched off)."""
+        """The operation this endpoint runs: the collection's create, the object's edit,
+        or the transition of a transition route (None while it is switched off)."""
         name = self._transition_name()
         if name is None:
-            return self._create()
+            return self._create() or self._edit()
         model: Any = getattr(self.view, "model", None)
         return get_catalog().transition(model, name)
 
+    def _runs_on_object(self) -> bool:
+        """A transition route, or the object's edit (PATCH): a run on one object."""
+        operation = self._operation()
+        return operation is not None and (
+            self._transition_name() is not None or operation.kind == Kind.EDIT
+        )
+
     def is_excluded(self) -> bool:
         # A transition route whose operation is not in the catalog (switched off when the
-        # document is made): not in the document either.
+        # document is made), or an object's PATCH where the registration declares no
+        # edit: not in the document either.
         if self._transition_name() is not None and self._operation() is None:
+            return True
+        if self._action() == "partial_update" and self._edit() is None:
             return True
         return bool(super().is_excluded())
 
@@ -193,9 +213,7 @@ class AutoSchema(SpectacularAutoSchema):
             page = page_serializer(resource)
             return {200: page} if page is not None else super().get_response_serializers()
         operation = self._operation()
-        if operation is not None and self._transition_name() is not None:
-            from affordances.rest.views import ProblemSerializer  # (a cycle)
-
+        if self._runs_on_object():
             problems = {code: ProblemSerializer for code in (400, 404, 409, 412, 422)}
             return {200: operation.resource.serializer_class, **problems}
         if operation is not None:
@@ -209,7 +227,7 @@ class AutoSchema(SpectacularAutoSchema):
             parameters += list_parameters(resource, paged=self._drf_paginator() is None)
         # Every answer of a resource view that carries a representation is shaped by
         # ?affordances= (affordances.rest.serializers.affordance_shape).
-        transition = self._transition_name() is not None and self._operation() is not None
+        transition = self._runs_on_object()  # a transition, or the edit
         create = self._create() is not None
         if resource is not None and (
             self._action() in ("list", "retrieve") or transition or create
@@ -234,17 +252,8 @@ class AutoSchema(SpectacularAutoSchema):
     def _app_body(self) -> str | None:
         """The component of the 2xx body of one of the app's catalog views, which
         declare a description only (their bodies are no serializer's)."""
-        from affordances.rest import views  # (a cycle)
-
-        for view_class, component in (
-            (views.EntryPointView, ENTRY_POINT),
-            (views.OperationListView, CATALOG),
-            (views.OperationDetailView, "CatalogEntry"),
-            (views.ProtocolSchemaView, SCHEMA_DOCUMENT),
-        ):
-            if isinstance(self.view, view_class):
-                return component
-        return None
+        component = getattr(self.view, BODY_COMPONENT_ATTRIBUTE, None)
+        return component if isinstance(component, str) else None
 
     def _conditional(self) -> bool:
         """Whether the view answers If-None-Match with 304 (the catalog and the schemas)."""
@@ -563,7 +572,7 @@ def _strict_inputs(operation: dict[str, Any], schemas: dict[str, Any], user: Any
         target["additionalProperties"] = False
         target.setdefault("properties", {})
         target.setdefault("type", "object")
-        if found.kind == Kind.TRANSITION:
+        if found.kind in (Kind.TRANSITION, Kind.EDIT):
             target["properties"]["expectedVersion"] = _EXPECTED_VERSION
         elif found.kind == Kind.CREATE and user is not None:
             # Generated without a caller (manage.py spectacular): no caller's constraints.
@@ -626,14 +635,15 @@ def _complete_responses(operation: dict[str, Any], schemas: dict[str, Any]) -> N
     statuses = [*_EVERY_STATUS]
     if "requestBody" in operation:
         statuses += _BODY_STATUSES
-    if kind in (Kind.CREATE, Kind.TRANSITION):
+    if kind in (Kind.CREATE, Kind.TRANSITION, Kind.EDIT):
         statuses += _RUN_STATUSES
-    if kind == Kind.TRANSITION:
+    on_object = kind in (Kind.TRANSITION, Kind.EDIT)
+    if on_object:
         statuses += _VERSION_STATUSES
     responses = operation.setdefault("responses", {})
     for status in statuses:
         responses.setdefault(status, {})
-    current = _current_problem(responses, schemas) if kind == Kind.TRANSITION else None
+    current = _current_problem(responses, schemas) if on_object else None
     for status, response in responses.items():
         content = response.get("content")
         if status.startswith("2") and content:

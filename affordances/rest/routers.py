@@ -13,6 +13,7 @@ from rest_framework.routers import DefaultRouter, Route
 from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.operations import transition_method_names
+from affordances.resources import Resource
 from affordances.rest.exceptions import unmatched_route_view
 
 __all__ = ["ResourceRouter"]
@@ -33,7 +34,7 @@ class ResourceRouter(DefaultRouter):
 
     def get_default_basename(self, viewset: Any) -> str:
         model = getattr(viewset, "model", None)
-        resource = get_catalog().resource_for(model) if model is not None else None
+        resource = _registration(model)
         if resource is not None:
             return resource.basename
         if model is not None:
@@ -46,8 +47,7 @@ class ResourceRouter(DefaultRouter):
         its registration, each to the one ``transition`` handler: named
         ``{basename}-{method_name}``, at ``{detail}/{url path}/``."""
         found: list[Any] = list(super().get_routes(viewset))
-        model = getattr(viewset, "model", None)
-        resource = get_catalog().resource_for(model) if model is not None else None
+        resource = _registration(getattr(viewset, "model", None))
         if resource is None or not callable(getattr(viewset, "transition", None)):
             return found
         paths = getattr(viewset, "transition_url_paths", {})
@@ -90,3 +90,17 @@ class ResourceRouter(DefaultRouter):
         # those (the faces read them); the catalog's endpoints keep only the app's names.
         drf_names = [p for p in super().get_urls() if getattr(p, "name", None) is not None]
         return [path("", include((patterns, routes.NAMESPACE))), *drf_names]
+
+
+def _registration(model: Any) -> Resource | None:
+    """The registration of a viewset's model, or None — also when the catalog cannot be
+    built: a mistake in ``AFFORDANCES`` (or in what it names) must not raise while the
+    URLconf is imported, which Django does before (and while) it runs the system checks
+    that name the mistake (``affordances.checks``). The routes are then DRF's own, and
+    every request answers the misconfiguration."""
+    if model is None:
+        return None
+    try:
+        return get_catalog().resource_for(model)
+    except Exception:  # reported by the system checks, and again by every request
+        return None

@@ -10,7 +10,7 @@ from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -21,6 +21,8 @@ from affordances.problems import Problem, ProblemCode
 from affordances.protocol import SCHEMA_NAMES, protocol_schema, schema_text
 from affordances.rest.exceptions import ProblemResponsesMixin, is_plain
 from affordances.rest.memoized import MemoizedResponse
+from affordances.rest.openapi_bodies import CATALOG, ENTRY_POINT, SCHEMA_DOCUMENT
+from affordances.rest.problem_documents import ProblemSerializer
 from affordances.rest.renderers import JSONRenderer
 
 __all__ = [
@@ -82,21 +84,10 @@ def representation_etag(request: Request, content: str) -> str:
     return f'"{digest.hexdigest()[:32]}"'
 
 
-class ProblemSerializer(serializers.Serializer):  # type: ignore[type-arg]
-    type = serializers.CharField()
-    title = serializers.CharField()
-    status = serializers.IntegerField()
-    code = serializers.CharField()
-    detail = serializers.CharField()
-    reason = serializers.CharField(required=False)
-    # DRF pops declared fields off the class, so this does not shadow Serializer.errors;
-    # the stubs cannot know that.
-    errors = serializers.DictField(required=False)  # type: ignore[assignment]
-    current = serializers.DictField(required=False)
-
-
 class EntryPointView(ProblemResponsesMixin, APIView):
     """``GET /api/``: links to every registered collection and to the catalog."""
+
+    affordances_body_component = ENTRY_POINT
 
     @extend_schema(
         operation_id="entry_point",
@@ -118,6 +109,8 @@ class OperationListView(ProblemResponsesMixin, APIView):
     """The caller's operation catalog (docs/protocol.md#catalog): stable, cacheable,
     deterministic."""
 
+    affordances_body_component = CATALOG
+
     @extend_schema(
         operation_id="operations_list",
         summary="The operation catalog",
@@ -138,6 +131,8 @@ class OperationListView(ProblemResponsesMixin, APIView):
 
 class OperationDetailView(ProblemResponsesMixin, APIView):
     """One catalog entry, by name or URN; unknown and not permitted look the same."""
+
+    affordances_body_component = "CatalogEntry"
 
     @extend_schema(
         operation_id="operations_retrieve",
@@ -169,6 +164,8 @@ class SchemaJSONRenderer(JSONRenderer):
 class ProtocolSchemaView(ProblemResponsesMixin, APIView):
     """``GET {api}/schemas/{name}.schema.json``: one JSON Schema of the protocol
     (docs/protocol.md#schemas), the same for every caller and every request."""
+
+    affordances_body_component = SCHEMA_DOCUMENT
 
     renderer_classes = [SchemaJSONRenderer, JSONRenderer]
 

@@ -47,6 +47,7 @@ from affordances.rest.views import vary_private
 
 __all__ = [
     "CreateResourceMixin",
+    "EditResourceMixin",
     "ListResourceMixin",
     "ResourceMixin",
     "ResourceViewSet",
@@ -114,9 +115,10 @@ def _answer(request: Request, outcome: Outcome) -> Response:
 
 
 class ResourceMetadata(SimpleMetadata):
-    """OPTIONS: describes what POST on this route takes from this caller — the collection's
-    create input to a caller who may create, a transition route's own input to a caller
-    who may use it on this object now, each narrowed by its constraints — and nothing to
+    """OPTIONS: describes what POST (PATCH) on this route takes from this caller — the
+    collection's create input to a caller who may create, a transition route's own input
+    to a caller who may use it on this object now, an object's edit input (PATCH) to a
+    caller who may edit it now, each narrowed by its constraints — and nothing to
     anyone else (DRF's own metadata for views that are not resource views)."""
 
     def determine_actions(self, request: Request, view: Any) -> dict[str, Any]:
@@ -124,7 +126,7 @@ class ResourceMetadata(SimpleMetadata):
         if offered is None:
             return super().determine_actions(request, view)
         actions = {}
-        for method in {"PUT", "POST"} & set(view.allowed_methods):
+        for method in {"PUT", "POST", "PATCH"} & set(view.allowed_methods):
             view.request = clone_request(request, method)
             try:
                 view.check_permissions(view.request)
@@ -501,15 +503,96 @@ class TransitionActionsMixin:
         return _answer(request, outcome)
 
 
+class EditResourceMixin:
+    """``PATCH`` one object: the registration's ``edit_{resource}`` (its
+    ``EDITABLE_FIELDS``), through ``perform`` as every operation runs — the version
+    (``expectedVersion`` or ``If-Match``), the ``Idempotency-Key``, ``?preview=true``.
+
+    A caller who may not edit — or a model that takes no edits — gets DRF's own answer
+    for a method the route does not take, 405 without ``PATCH`` in ``Allow``, exactly as
+    on a resource that declares no ``EDITABLE_FIELDS``: the capability does not show.
+    """
+
+    request: Any
+    model: type[models.Model]
+
+    def _edit_operation(self) -> Operation | None:
+        return get_catalog().edit_for(self.model)
+
+    def _may_edit(self) -> bool:
+        operation = self._edit_operation()
+        return operation is not None and operation.permits(_caller(self.request))
+
+    def _on_detail(self) -> bool:
+        """This request came by the object's route (the one PATCH edits on)."""
+        return "partial_update" in (getattr(self, "action_map", None) or {}).values()
+
+    def get_serializer_class(self) -> Any:
+        # PATCH on the object (DRF's OPTIONS and browsable forms describe it with a cloned
+        # PATCH request): the edit's input, to a caller who may edit.
+        if self._on_detail() and getattr(self.request, "method", None) == "PATCH":
+            operation = self._edit_operation()
+            if operation is None or not self._may_edit():
+                return NoArguments
+            return operation.input_serializer or NoArguments
+        return super().get_serializer_class()  # type: ignore[misc]
+
+    def offered_input(self, method: str) -> serializers.Serializer[Any] | None:
+        if method != "PATCH" or not self._on_detail():
+            return super().offered_input(method)  # type: ignore[misc, no-any-return]
+        operation = self._edit_operation()
+        if operation is None:
+            return None
+        try:
+            # The object as PATCH would find it: hidden is the same as missing.
+            instance = self.get_object()  # type: ignore[attr-defined]
+        except (Problem, Http404, exceptions.APIException):
+            return None
+        request = self.request
+        return forms.offered_input(operation, instance, _caller(request), request)
+
+    def partial_update(self, request: Request, pk: Any = None, **kwargs: Any) -> Response:
+        # kwargs: what the patterns above the app's routes capture (a version in the path).
+        operation = self._edit_operation()
+        if operation is None or not operation.permits(request.user):
+            # Before the body is read: as a route that takes no PATCH answers.
+            raise exceptions.MethodNotAllowed(str(request.method))
+        outcome = perform(
+            operation=operation,
+            pk=pk,
+            user=request.user,
+            arguments=_body(request),
+            via=interface_of(request.META),
+            represent=self.represent,  # type: ignore[attr-defined]
+            expected_version=_if_match(request),
+            idempotency_key=request.headers.get("Idempotency-Key"),
+            request=request,
+            preview=_preview(request),
+        )
+        return _answer(request, outcome)
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
+        # The object's Allow, once the caller is known: PATCH only for editors.
+        if response.has_header("Allow") and self._on_detail() and not self._may_edit():
+            methods = [m.strip() for m in response["Allow"].split(",")]
+            response["Allow"] = ", ".join(m for m in methods if m != "PATCH")
+        return response
+
+
 class ResourceViewSet(
     CreateResourceMixin,
     TransitionActionsMixin,
+    EditResourceMixin,
     ListResourceMixin,
     RetrieveResourceMixin,
     ResourceMixin,
     viewsets.GenericViewSet,  # type: ignore[type-arg]
 ):
-    """A registered model on the REST face: list, detail, create and every transition.
+    """A registered model on the REST face: list, detail, create, every transition and
+    the edit (``PATCH``, where the registration declares ``EDITABLE_FIELDS``).
 
     Subclass it with ``model = YourModel``; register it with :class:`ResourceRouter`
     (it makes the transition routes, in the app's URL namespace).

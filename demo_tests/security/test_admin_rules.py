@@ -323,7 +323,10 @@ def test_a_draft_is_edited_within_the_create_bounds_and_approved_for_its_new_amo
     (record,) = AuditRecord.objects.filter(
         object_id=str(pk), operation_name="edit_purchase_request"
     )
-    assert record.arguments == {"changed": ["needed_by", "quantity", "title", "unit_price"]}
+    changed = ["needed_by", "quantity", "title", "unit_price"]
+    assert record.arguments["changed"] == changed
+    assert set(record.arguments["from"]) == set(record.arguments["to"]) == set(changed)
+    assert (record.arguments["from"]["quantity"], record.arguments["to"]["quantity"]) == (10, 12)
 
     center = CostCenter.objects.get(code="IT")
     run("submit_purchase_request", pk, "rita")

@@ -32,10 +32,10 @@ def _client(demo: Demo, role: str) -> Client:
 def _growth(send: Any, times: int = 12) -> int:
     """How many memo entries ``times`` calls of ``send`` added after the first."""
     send()
-    before = len(memo._store)
+    before = len(memo.DOCUMENTS)
     for _ in range(times):
         send()
-    return len(memo._store) - before
+    return len(memo.DOCUMENTS) - before
 
 
 @pytest.mark.parametrize("parameter", ["lang", "version"])
@@ -113,10 +113,10 @@ def _cursor(raw: str) -> str:
 def test_a_non_canonical_tools_list_cursor_is_invalid_params(demo, cursor):
     wire = Wire(str(AccessToken.for_user(demo.users["admin"])))
     wire.tools()
-    before = len(memo._store)
+    before = len(memo.DOCUMENTS)
     envelope = wire.call("tools/list", {"cursor": cursor})
     assert envelope["error"]["code"] == -32602
-    assert len(memo._store) == before
+    assert len(memo.DOCUMENTS) == before
 
 
 def test_the_canonical_cursor_still_pages():

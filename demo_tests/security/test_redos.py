@@ -182,9 +182,11 @@ def test_a_declared_backtracking_pattern_is_a_system_check_error():
     operation = SimpleNamespace(
         name="tag_order",
         input_schema={"properties": {"tag": {"type": "string", "pattern": r"^(\w+\s?)*$"}}},
+        resource=SimpleNamespace(model=Order),
     )
     (message,) = _check_patterns([operation])
     assert message.id == "affordances.E017"
+    assert message.obj is Order  # reported on the model, not on "?"
     assert "tag_order" in message.msg and "repeat inside a repeat" in message.msg
 
 

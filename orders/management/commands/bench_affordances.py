@@ -10,7 +10,11 @@ the whole request stack (middleware, authentication, negotiation, rendering — 
 - the documents a caller fetches once (catalog, OpenAPI, ``tools/list``), warm, against
   what the same request costs when nothing is sent back (a 304, an MCP ``ping``);
 - a transition through the execution path against a plain DRF update of the same row,
-  and MCP ``tools/call`` of it against the REST action.
+  and MCP ``tools/call`` of it against the REST action;
+- under an object-permission backend (django-rules, registered for the run), a page of
+  orders whose transitions the rules grant per order, against a plain DRF list of the same
+  orders whose serializer asks ``user.has_perm(perm, order)`` of each row for each
+  operation, with the rule evaluations each makes.
 
 Each pair is timed alternately, round after round (``--rounds`` at least, and until the
 baseline has run a second), so both see the same machine; only the ratios mean much, and
@@ -21,6 +25,7 @@ run again under cProfile, by package and function (:mod:`bench.hotspots`).
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import statistics
 import time
@@ -41,10 +46,15 @@ from django.test import Client
 from django.test.utils import override_settings, setup_test_environment
 from django.urls import path
 from rest_framework import generics, serializers
+from rest_framework.pagination import PageNumberPagination
 from rest_framework_simplejwt.tokens import AccessToken
 
+from affordances.catalog import get_catalog
+from affordances.rest import ResourceUrlField
 from bench.hotspots import profile_pair
+from bench.object_permissions import RULE_CALLS, rules_backend
 from orders.models import Order, OrderStatus
+from orders.selectors import order_visible_queryset
 from orders.services import seed_demo
 
 LEGACY_MCP = "2025-11-25"
@@ -64,8 +74,75 @@ class _PlainUpdateView(generics.UpdateAPIView):
     serializer_class = _PlainOrderUpdate
 
 
+# The permissions a hand-written serializer asks of each row, per operation name (filled
+# from the catalog when the object-permissions table runs: the demo's transitions).
+_ROW_PERMISSIONS: list[tuple[str, str]] = []
+
+
+class _PlainOrderWithPermissions(serializers.ModelSerializer):
+    """The demo's order representation as a hand-written DRF serializer would write it
+    (the same fields; the same URL field, so that a row's link costs alike), with the
+    operations the caller holds on the row: ``user.has_perm(perm, order)`` for each,
+    row after row, as DRF's ``DjangoObjectPermissions`` or a template asks — no batching."""
+
+    url = ResourceUrlField()
+    customer = serializers.CharField(source="customer.username", read_only=True)
+    paymentStatus = serializers.CharField(source="payment_status", read_only=True)
+    trackingNumber = serializers.CharField(
+        source="tracking_number", read_only=True, allow_null=True
+    )
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)
+    updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)
+    deliveredAt = serializers.DateTimeField(source="delivered_at", read_only=True, allow_null=True)
+    permitted = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Order
+        fields = [
+            "id",
+            "url",
+            "customer",
+            "description",
+            "status",
+            "paymentStatus",
+            "total",
+            "currency",
+            "trackingNumber",
+            "createdAt",
+            "updatedAt",
+            "deliveredAt",
+            "version",
+            "permitted",
+        ]
+        read_only_fields = fields
+
+    def get_permitted(self, order: Order) -> list[str]:
+        user = self.context["request"].user
+        return [name for name, perm in _ROW_PERMISSIONS if user.has_perm(perm, order)]
+
+
+class _PlainPages(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class _PlainOrderList(generics.ListAPIView):
+    """The baseline of a list under object permissions: DRF's own list of the orders the
+    caller may see (the registration's queryset), paginated alike."""
+
+    serializer_class = _PlainOrderWithPermissions
+    pagination_class = _PlainPages
+
+    def get_queryset(self) -> Any:
+        return order_visible_queryset(self.request.user).order_by("pk")
+
+
 # Mounted beside the project's URLs for the run only.
-urlpatterns = [path("bench/plain/<int:pk>/", _PlainUpdateView.as_view())]
+urlpatterns = [
+    path("bench/plain/<int:pk>/", _PlainUpdateView.as_view()),
+    path("bench/plain/orders/", _PlainOrderList.as_view()),
+]
 
 
 @dataclass(frozen=True)
@@ -87,6 +164,9 @@ def _timed(run: Callable[[], Any]) -> float:
 
 # A document fetched once, against the request answering nothing.
 DOCUMENT_GOAL = Goal(1.2)
+# A list under an object-permission backend, against a plain DRF list asking each row
+# about each operation.
+OBJECT_PERMISSIONS_GOAL = Goal(1.3)
 
 # Each pair runs until its baseline has run this long (and ``--rounds`` rounds at least):
 # 21 rounds of a 10 ms request are 0.2 s of it, and a ratio that moved by ±0.05 from one
@@ -198,10 +278,16 @@ class Command(BaseCommand):
             help="Each pair runs until its baseline has run this long.",
         )
         parser.add_argument("--transitions", type=int, default=200)
+        parser.add_argument(
+            "--object-rows",
+            type=int,
+            default=200,
+            help="Orders on the page of the object-permissions table.",
+        )
         parser.add_argument("--user", default="admin", help="Demo user making the requests.")
         parser.add_argument(
             "--sections",
-            default="lists,documents,transitions",
+            default="lists,object-permissions,documents,transitions",
             help="Which tables to print (comma-separated).",
         )
         parser.add_argument(
@@ -254,10 +340,13 @@ class Command(BaseCommand):
             f"at least {rounds} alternated rounds and {options['min_seconds']:g} s of the "
             "baseline, in-process"
         )
-        with self._settings(max(sizes)):
+        object_rows = options["object_rows"]
+        with self._settings(max(*sizes, object_rows)):
             sections = set(options["sections"].split(","))
             if "lists" in sections:
                 self._lists(caller, sizes, rounds)
+            if "object-permissions" in sections:
+                self._object_permissions(object_rows, rounds)
             if "documents" in sections:
                 self._documents(caller, rounds)
             if "transitions" in sections:
@@ -353,6 +442,58 @@ class Command(BaseCommand):
             if not grow
             else f"Queries GROW with N on: {', '.join(grow)}."
         )
+
+    # Object permissions -------------------------------------------------------------
+
+    def _object_permissions(self, size: int, rounds: int) -> None:
+        """A page of ``size`` orders for a caller whose transitions an object-permission
+        backend (django-rules) grants per order, against a plain DRF list of the same
+        orders whose serializer asks ``user.has_perm(perm, order)`` for each operation
+        of each row."""
+        self.stdout.write("")
+        self.stdout.write(
+            "Object permissions (django-rules): one page of N orders, against a plain DRF "
+            "list asking has_perm(perm, order) per row and operation"
+        )
+        # django-rules is the dev extra's (an object-permission backend), not the demo's.
+        if importlib.util.find_spec("rules") is None:
+            self.stdout.write("django-rules is not installed: skipped.")
+            return
+        _rule_orders(size)
+        user = _rules_user()
+        caller = _Caller(user.username)
+        with rules_backend():
+            _ROW_PERMISSIONS[:] = [
+                (operation.name, permission)
+                for operation in get_catalog().transitions_for(Order)
+                for permission in operation.permissions
+                if isinstance(permission, str)
+            ]
+            baseline = "plain DRF, has_perm per row"
+
+            def plain() -> HttpResponse:
+                return caller.get(f"/bench/plain/orders/?page_size={size}")
+
+            def face() -> HttpResponse:
+                return caller.get(f"/api/orders/?page_size={size}")
+
+            _agree(json.loads(_ok(plain()).content), json.loads(_ok(face()).content), size)
+            plain_ms, face_ms, ratio = _pair(plain, face, rounds, self.min_seconds)
+            goal = OBJECT_PERMISSIONS_GOAL
+            self.stdout.write(
+                f"{'list':<30} {'N':>5} {'ms':>8} {'ratio':>7} {'queries':>8} "
+                f"{'rule calls':>11}  goal"
+            )
+            self.stdout.write(
+                f"{baseline:<30} {size:>5} {plain_ms:>8.2f} {'':>7} "
+                f"{_count_queries(plain):>8} {_rule_calls(plain):>11}"
+            )
+            self.stdout.write(
+                f"{'REST JSON, affordances':<30} {size:>5} {face_ms:>8.2f} {ratio:>6.2f}x "
+                f"{_count_queries(face):>8} {_rule_calls(face):>11}  {goal.verdict(ratio)}"
+            )
+            if self._profiled(goal, ratio):
+                self._write(_hotspots(plain, face, self.profile_requests))
 
     # Documents --------------------------------------------------------------------
 
@@ -510,6 +651,60 @@ def _orders(size: int) -> None:
         )
         for index in range(size)
     )
+
+
+def _rule_calls(run: Callable[[], Any]) -> int:
+    """The rule evaluations ``run`` makes."""
+    before = RULE_CALLS[0]
+    run()
+    return RULE_CALLS[0] - before
+
+
+def _rules_user() -> Any:
+    """A clerk who may view every order (a model-level permission, through Django's
+    backend) and holds no transition model-wide: the rules decide per order."""
+    from django.contrib.auth.models import Permission
+
+    user, _ = get_user_model().objects.get_or_create(username="bench-rules")
+    user.user_permissions.set(
+        [Permission.objects.get(content_type__app_label="orders", codename="view_order")]
+    )
+    return user
+
+
+def _rule_orders(size: int) -> None:
+    """``size`` orders in every state, of totals on both sides of the rules' bound."""
+    customer = get_user_model().objects.get(username="alice")
+    states = [
+        OrderStatus.PENDING,
+        OrderStatus.CONFIRMED,
+        OrderStatus.SHIPPED,
+        OrderStatus.DELIVERED,
+        OrderStatus.CANCELLED,
+    ]
+    Order.objects.all().delete()
+    Order.objects.bulk_create(
+        Order(
+            customer=customer,
+            total=Decimal("100.00") + 7 * index,
+            payment_status="authorized" if index % 4 else "failed",
+            status=states[index % len(states)],
+        )
+        for index in range(size)
+    )
+
+
+def _agree(plain: dict[str, Any], listed: dict[str, Any], size: int) -> None:
+    """Both lists have the page's rows, and every operation the affordances offer on a
+    row is one the plain list says the caller holds there (a bench of wrong answers
+    would measure nothing)."""
+    rows = plain["results"], listed["results"]
+    if not len(rows[0]) == len(rows[1]) == size:
+        raise CommandError(f"pages of {len(rows[0])} and {len(rows[1])} rows, not {size}")
+    for held, row in zip(*rows, strict=True):
+        offered = {entry["name"] for entry in row["affordances"]}
+        if not offered <= set(held["permitted"]):
+            raise CommandError(f"order {row['id']}: {offered} offered, {held['permitted']} held")
 
 
 def _bench_urlconf(root: str) -> Any:
