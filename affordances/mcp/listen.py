@@ -133,25 +133,33 @@ def _still_visible(checks: list[tuple[_Listener, _Target]]) -> list[bool | Excep
     object: the callers' rows and permissions read again (one query for every caller of
     the batch, then each one's permissions and the object through the one read path).
     None: the caller is gone (deleted or deactivated). An exception is that check's."""
+    wanted = {listener.user_pk for listener, _ in checks}
+    users = {user.pk: user for user in get_user_model()._default_manager.filter(pk__in=wanted)}
+    capabilities.prime_many(users.values())  # their kept permissions: one round trip
+    answers: list[bool | Exception | None] = []
+    for listener, target in checks:
+        try:
+            answers.append(_visible(users.get(listener.user_pk), listener, target))
+        except Exception as error:  # that stream's to raise; the others go on
+            answers.append(error)
+    return answers
+
+
+def _still_visible_in_pool(
+    checks: list[tuple[_Listener, _Target]],
+) -> list[bool | Exception | None]:
+    """:func:`_still_visible` in a thread of the loop's pool, which holds no connection
+    between events (as Django's request cycle does for a request's thread)."""
     close_old_connections()
     try:
-        wanted = {listener.user_pk for listener, _ in checks}
-        users = {user.pk: user for user in get_user_model()._default_manager.filter(pk__in=wanted)}
-        capabilities.prime_many(users.values())  # their kept permissions: one round trip
-        answers: list[bool | Exception | None] = []
-        for listener, target in checks:
-            try:
-                answers.append(_visible(users.get(listener.user_pk), listener, target))
-            except Exception as error:  # that stream's to raise; the others go on
-                answers.append(error)
-        return answers
+        return _still_visible(checks)
     finally:
-        close_old_connections()  # a pool thread holds no connection between events
+        close_old_connections()
 
 
 # In the loop's pool, not the request's thread: that one has ended (the transport
 # releases it once the stream starts).
-_check_all = sync_to_async(_still_visible, thread_sensitive=False)
+_check_all = sync_to_async(_still_visible_in_pool, thread_sensitive=False)
 
 
 class _Checks:
