@@ -1,10 +1,11 @@
 """The decision-point run: one completion per item, arm and sample, resumable.
 
 The frozen files (:mod:`~experiment.decision_points.freeze`) are checked against
-``MANIFEST.json`` before anything is sent. The plan (:func:`plan`) is sample by sample,
-the items in an order drawn from the seed, and per item the four arms in a drawn order —
-so a run cut short has compared the arms on the same items, and no arm always comes
-first. A completion's sampling seed depends on the item and the sample, never the arm:
+``MANIFEST.json`` before anything is sent. The plan (:func:`plan`) is item by item in an
+order drawn from the seed, per item the four arms in a drawn order and an arm's samples
+together (amendment 1: consecutive identical prompts let the server reuse its prompt
+cache) — so a run cut short has compared the arms on the same items, and no arm always
+comes first. A completion's sampling seed depends on the item and the sample, never the arm:
 the arms are compared under the same seeds.
 
 Each completion is appended to ``completions.jsonl`` as it ends (flushed and synced),
@@ -84,14 +85,24 @@ Slot = tuple[str, str, int]  # item, arm, sample
 
 
 def plan(items: list[str], samples: int, seed: int, arms: tuple[str, ...] = ARMS) -> list[Slot]:
+    """Item by item (in an order drawn from the seed), each item through the arms in a drawn
+    order, and an arm's samples one after the other.
+
+    Amendment 1 (``amendment-1.md``): the registered order went sample by sample, so no
+    two consecutive requests shared a prompt and llama.cpp evaluated every ~4-19k-token
+    prompt from scratch (77-300 s a completion on 2 cores instead of the ~15 s planned).
+    Keeping an arm's samples together lets the server reuse the prompt it just evaluated;
+    the set of completions, their prompts and their seeds are unchanged. A run cut short
+    has still compared the arms on the same items (whole items are done first).
+    """
     slots: list[Slot] = []
-    for sample in range(samples):
-        order = list(items)
-        random.Random(f"{seed}:{sample}").shuffle(order)
-        for item in order:
-            drawn = list(arms)
-            random.Random(f"{seed}:{sample}:{item}").shuffle(drawn)
-            slots.extend((item, arm, sample) for arm in drawn)
+    order = list(items)
+    random.Random(f"{seed}:items").shuffle(order)
+    for item in order:
+        drawn = list(arms)
+        random.Random(f"{seed}:{item}").shuffle(drawn)
+        for arm in drawn:
+            slots.extend((item, arm, sample) for sample in range(samples))
     return slots
 
 

@@ -205,9 +205,17 @@ def test_a_trap_counts_the_reason_alone_or_moving_on_where_the_oracle_did():
 
 def test_the_plan_draws_arm_orders_and_gives_every_arm_the_same_seed():
     slots = plan([i["id"] for i in ITEMS], samples=2, seed=0)
-    assert len(slots) == len(ITEMS) * len(ARMS) * 2
-    firsts = {slots[i][1] for i in range(0, len(slots), len(ARMS))}
+    assert len(slots) == len(ITEMS) * len(ARMS) * 2 == len(set(slots))
+    per_item = len(ARMS) * 2
+    firsts = {slots[i][1] for i in range(0, len(slots), per_item)}
     assert len(firsts) > 1  # no arm always first
+    # Amendment 1: whole items one after the other, an arm's samples together (so the
+    # model's server reuses the prompt it has just evaluated).
+    for start in range(0, len(slots), per_item):
+        block = slots[start : start + per_item]
+        assert len({item for item, _, _ in block}) == 1
+        assert [sample for _, _, sample in block] == [0, 1] * len(ARMS)
+        assert all(block[i][1] == block[i + 1][1] for i in range(0, per_item, 2))
     item = ITEMS[0]["id"]
     assert completion_seed(0, item, 0) != completion_seed(0, item, 1)
 
