@@ -23,8 +23,9 @@ from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.db import connection
-from django.test import override_settings
+from django.test import RequestFactory, override_settings
 from django.test.utils import CaptureQueriesContext
+from rest_framework.request import Request
 
 from affordances import capabilities
 from affordances.catalog import get_catalog
@@ -80,6 +81,38 @@ def test_each_caller_of_a_batch_is_read_again_through_the_one_read_path(tickets:
     root.is_superuser = False
     root.save()
     assert listen._still_visible([_check(root.pk, tickets, secret)]) == [False]
+
+
+def tickets_of_request(user: Any, request: Any) -> Any:
+    """A project's QUERYSET that reads ``request.user``, not its ``user`` argument."""
+    who = request.user if request is not None else user
+    tickets = Ticket.objects.all()
+    return tickets if who.is_superuser else tickets.exclude(assignee=ticket_app.SECRET)
+
+
+def test_a_queryset_reading_request_user_sees_the_caller_as_they_are_now(db: None) -> None:
+    registration = {**ticket_app.REGISTRATION, "QUERYSET": f"{__name__}.tickets_of_request"}
+    models = {"generic.Ticket": registration}
+    with override_settings(AFFORDANCES={**django_settings.AFFORDANCES, "MODELS": models}):
+        importlib.reload(ticket_app)
+        with override_settings(ROOT_URLCONF="tests.generic.api"):
+            resource = get_catalog().resource_for(Ticket)
+            root = User.objects.create_superuser("root", password="x")
+            secret = Ticket.objects.create(assignee=ticket_app.SECRET)
+            # The stream keeps the request it opened with, its user the user of then.
+            http = RequestFactory().get("/mcp")
+            http.user = root
+            kept = Request(http)
+            kept.user = root
+            check = (
+                listen._Listener(kept, root.pk),
+                listen._Target("uri", resource, str(secret.pk)),
+            )
+            assert listen._still_visible([check]) == [True]
+
+            User.objects.filter(pk=root.pk).update(is_superuser=False)
+            assert listen._still_visible([check]) == [False]
+            assert kept.user is root and http.user is root  # the kept request is unchanged
 
 
 def test_a_check_that_fails_is_that_streams_alone(tickets: Any, monkeypatch: Any) -> None:

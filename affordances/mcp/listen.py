@@ -22,6 +22,7 @@ a WSGI deployment answers "Method not found" with the reason, and its capabiliti
 from __future__ import annotations
 
 import asyncio
+import copy
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -123,9 +124,26 @@ def _visible(user: Any, listener: _Listener, target: _Target) -> bool | None:
         pk = target.resource.parse_pk(target.pk)
     except Problem:
         return False
-    return bool(
-        reads.visible(target.resource, user, request=listener.request).filter(pk=pk).exists()
-    )
+    request = _as_now(listener.request, user)
+    return bool(reads.visible(target.resource, user, request=request).filter(pk=pk).exists())
+
+
+def _as_now(request: Any, user: Any) -> Any:
+    """The stream's request with the caller as they are now. A project's ``QUERYSET``
+    may read ``request.user`` rather than its ``user`` argument: the request kept since
+    the stream opened holds the user of that moment (and the permissions Django cached on
+    it), so a demotion would not be seen. A shallow copy: the kept request is shared by
+    the stream's later checks and is not changed."""
+    if request is None:
+        return None
+    now = copy.copy(request)
+    # A DRF Request's ``user`` setter also writes the wrapped HttpRequest (shared with
+    # the original): give the copy a wrapped request of its own first.
+    wrapped = getattr(now, "_request", None)
+    if wrapped is not None:
+        now._request = copy.copy(wrapped)
+    now.user = user
+    return now
 
 
 def _still_visible(checks: list[tuple[_Listener, _Target]]) -> list[bool | Exception | None]:
