@@ -38,6 +38,8 @@ a database of their own). The adoption tests build and install a wheel into a ne
 LTS's PostgreSQL run and on the Django 6.1 SQLite run, where the newest Django is what a
 new project gets (``ADOPTION_TEST=0`` elsewhere); the third, the claims desk
 (``tests/test_adoption_claims.py``), is written for Django 6.1 and runs in that cell only.
+The fresh-virtualenv tests (the docs site with the ``docs`` extra alone, the Installation
+page's commands: ``FRESH_VENV_TEST=1``) run once, in the LTS cell's SQLite run.
 
 **Warnings.** In every cell a ``DeprecationWarning`` or ``PendingDeprecationWarning`` —
 every ``RemovedInDjango…Warning`` is one or the other — attributed to the library's own
@@ -212,6 +214,10 @@ def lts(session: nox.Session, cell: Cell) -> None:
                 # The wheel into a new project: once per Django and once per database
                 # (here on PostgreSQL, on SQLite in the Django 6.1 cell).
                 "ADOPTION_TEST": "1" if database == "postgres" else "0",
+                # The docs site from a fresh clone with the docs extra alone, and the
+                # Installation page in a new virtualenv (tests/fresh_venv.py): neither
+                # depends on the suite's database, so once, here.
+                "FRESH_VENV_TEST": "1" if database == "sqlite" else "0",
             },
             external=True,
         )
@@ -248,6 +254,7 @@ def tests(session: nox.Session, cell: Cell) -> None:
                 "DATABASE_URL": url or None,
                 "PYTEST_ADDOPTS": _addopts(),
                 "ADOPTION_TEST": "1" if adoption else "0",
+                "FRESH_VENV_TEST": "0",  # once, in the LTS cell's SQLite run
             },
         )
         failed.append(run)

@@ -57,7 +57,7 @@ def absent_nulls(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> dic
 
     Why: OpenAI's strict mode makes every property of a tool required, so a model fills
     what it would leave out with ``null`` (the MCP tool list says so,
-    :func:`~affordances.schemas.tool_input_schema`); a form may send one for an empty
+    :func:`~affordances.mcp.tool_schemas.tool_input_schema`); a form may send one for an empty
     field. Not touched: a required argument (its ``null`` is refused as any wrong
     value), an argument whose own schema takes ``null`` (there it is a value: "no
     assignee"), and names that are no argument (refused as unknown).
@@ -151,6 +151,19 @@ def _json_value(value: Any) -> Any:
         return {key: _json_value(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_json_value(item) for item in value]
+    return value
+
+
+def _as_named(field: Any, value: Any) -> Any:
+    """A validated value as the client named it, where that is not the related object's
+    key: a ``SlugRelatedField``'s object (each of a ``many=True`` one's) as its slug —
+    the schema offers slugs, so a constraint narrows slugs."""
+    if isinstance(field, serializers.ManyRelatedField):
+        child = field.child_relation
+        if isinstance(child, serializers.SlugRelatedField):
+            return [child.to_representation(item) for item in value]
+    elif isinstance(field, serializers.SlugRelatedField) and value is not None:
+        return field.to_representation(value)
     return value
 
 
@@ -318,8 +331,8 @@ def validate_arguments(
 
     ``context`` is the serializer's (:func:`input_context`). Returns the keyword
     arguments of the transition method and the arguments as the API names them, related
-    objects as their keys (for the constraints and the audit record). Raises
-    ``validation_error``.
+    objects as their keys (for the audit record). The constraints are checked against the
+    values as the client names them (a slug as its slug). Raises ``validation_error``.
     """
     input_class = operation.input_serializer or NoArguments
     serializer = input_class(data=dict(arguments), context=dict(context))
@@ -341,12 +354,17 @@ def validate_arguments(
         raise Problem.validation(errors)
     validated = dict(serializer.validated_data)
     typed: dict[str, Any] = {}
+    # What the constraints are checked against: each value as the client names it — a
+    # slug as its slug, where the audit record keeps the related object's key.
+    named: dict[str, Any] = {}
     for name, field in fields.items():
         if name in arguments and field.source in validated:
-            typed[name] = _json_value(validated[field.source])
+            value = validated[field.source]
+            typed[name] = _json_value(value)
+            named[name] = _json_value(_as_named(field, value))
     if constraints:
         constraint_errors: dict[str, list[str]] = {}
-        for error in SchemaValidator(constraints).iter_errors(typed):
+        for error in SchemaValidator(constraints).iter_errors(named):
             if error.validator == "required":
                 name = str(error.message).split("'")[1]
             else:

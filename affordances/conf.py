@@ -133,6 +133,10 @@ MODEL_DEFAULTS: dict[str, Any] = {
     # the admin's change form): a list, or a dict by state of the model's (first) FSM
     # field, "*" for every state. None: no edit operation (and PATCH is 405).
     "EDITABLE_FIELDS": None,
+    # The role prerequisite of edit_{resource}, as @operation(requires=...) is a
+    # transition's: a permission ("app_label.codename") or several the caller must hold
+    # without an object before the change permission is asked of any object.
+    "EDIT_REQUIRES": (),
 }
 
 
@@ -153,6 +157,20 @@ class ModelOptions:
     verbose_name_plural: str | None = None
     # (state or "*", field names) pairs, as declared; empty: the model takes no edits.
     editable_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # The edit's role prerequisites (EDIT_REQUIRES).
+    edit_requires: tuple[str, ...] = ()
+
+
+def prerequisites(requires: Any) -> tuple[str, ...] | None:
+    """``requires=`` (a transition's, an edit's ``EDIT_REQUIRES``) as a tuple of
+    permission names — one name or a sequence of ``app_label.codename`` — or None when
+    it is not that."""
+    names = (requires,) if isinstance(requires, str) else requires
+    if not isinstance(names, list | tuple) or not all(
+        isinstance(name, str) and name.count(".") == 1 for name in names
+    ):
+        return None
+    return tuple(names)
 
 
 class SettingError(ImproperlyConfigured):
@@ -468,6 +486,7 @@ class AffordancesSettings:
                     page_size=_positive(label, "PAGE_SIZE", merged["PAGE_SIZE"]),
                     max_page_size=_positive(label, "MAX_PAGE_SIZE", merged["MAX_PAGE_SIZE"]),
                     editable_fields=_editable_fields(label, merged["EDITABLE_FIELDS"]),
+                    edit_requires=_edit_requires(label, merged["EDIT_REQUIRES"]),
                 )
             )
         return tuple(options)
@@ -509,6 +528,16 @@ def _editable_fields(label: str, value: Any) -> tuple[tuple[str, tuple[str, ...]
             'names, or a dict of states ("*": every state) to lists of field names.'
         )
     return tuple((state, tuple(dict.fromkeys(names))) for state, names in by_state.items())
+
+
+def _edit_requires(label: str, value: Any) -> tuple[str, ...]:
+    names = prerequisites(value)
+    if names is None:
+        raise ImproperlyConfigured(
+            f"AFFORDANCES['MODELS'][{label!r}]['EDIT_REQUIRES'] takes permission names "
+            "'app_label.codename' (one, or a list), as requires= does."
+        )
+    return names
 
 
 # What an operation name may hold: MCP tool names are [A-Za-z0-9_.-], 1 to 64 characters.

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings as django_settings
 
 from affordances.compat.fsm import transition_meta
+from affordances.conf import prerequisites
 
 if TYPE_CHECKING:
     from rest_framework import serializers
@@ -107,8 +108,8 @@ def operation(
     """
     if consequence is not None and not confirm:
         raise TypeError("consequence= is the text of a confirmation: give confirm=True too.")
-    prerequisites = (requires,) if isinstance(requires, str) else tuple(requires)
-    if not all(isinstance(perm, str) and perm.count(".") == 1 for perm in prerequisites):
+    required = prerequisites(requires if isinstance(requires, str) else tuple(requires))
+    if required is None:
         raise TypeError(
             "requires= takes permission names 'app_label.codename' (one, or a sequence)."
         )
@@ -124,7 +125,7 @@ def operation(
         enabled_by=enabled_by,
         confirm=bool(confirm),
         consequence=consequence,
-        requires=prerequisites,
+        requires=required,
     )
 
     def decorate(method: Callable[..., Any]) -> Callable[..., Any]:

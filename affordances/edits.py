@@ -15,7 +15,7 @@ This module says what the operation is made of; :mod:`affordances.execution` run
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Protocol
 
 from django.contrib.auth import get_permission_codename
 from django.core.exceptions import FieldDoesNotExist
@@ -24,14 +24,43 @@ from django.db.models.fields import AutoFieldMixin
 from rest_framework import serializers
 
 from affordances.conf import ANY_STATE
+from affordances.object_permissions import Ask
 from affordances.resources import Resource
+
+
+class _Holding(Protocol):
+    """What :class:`affordances.operations.Holding` answers (the operations are built
+    from this module, so they are named by what is asked of them)."""
+
+    @property
+    def anywhere(self) -> bool: ...
+
+    @property
+    def everywhere(self) -> bool: ...
+
+    def on(
+        self, instance: Any, user: Any, fsm_transition: None, held: Ask | None = None
+    ) -> tuple[bool, bool]: ...
+
+
+class _Edit(Protocol):
+    """An ``edit_{resource}`` operation (:class:`affordances.operations.Operation`)."""
+
+    @property
+    def resource(self) -> Resource: ...
+
+    def holding(self, user: Any) -> _Holding: ...
+
 
 __all__ = [
     "EditInput",
     "edit_description",
     "edit_input",
     "edit_permission",
+    "editable_now",
     "field_problem",
+    "narrowing",
+    "not_editable",
 ]
 
 
@@ -78,6 +107,48 @@ def edit_permission(resource: Resource) -> str:
     """Django's ``change`` permission of the model (``app_label.change_model``)."""
     opts = resource.model._meta
     return f"{opts.app_label}.{get_permission_codename('change', opts)}"
+
+
+def editable_now(
+    operation: _Edit,
+    instance: Any,
+    user: Any,
+    *,
+    holding: _Holding | None = None,
+    held: Ask | None = None,
+) -> frozenset[str] | None:
+    """The one answer to "which fields may ``user`` change on ``instance`` now", which
+    every face adapts to (the affordance entry and its HAL-FORMS template, OPTIONS and
+    the browsable form, the MCP result, execution, the admin's change form).
+
+    None: the edit is nothing to this caller on this object — it lacks a role
+    prerequisite (``EDIT_REQUIRES``), or Django's change permission (model-wide, or on
+    this object where an object backend answers). Otherwise the declared fields the
+    object's state leaves editable (empty: refused as a state is, ``invalid_state``).
+    ``holding``: what the caller holds without an object, if worked out already;
+    ``held``: a page's answers on its objects (:meth:`Holding.on`)."""
+    if holding is None:
+        holding = operation.holding(user)
+    if not holding.anywhere:
+        return None
+    if not holding.everywhere and not holding.on(instance, user, None, held)[0]:
+        return None
+    return operation.resource.editable_in(instance)
+
+
+def narrowing(resource: Resource, editable: frozenset[str]) -> dict[str, Any]:
+    """The edit's constraints on an object whose state leaves only ``editable``: each
+    other declared field ``false`` (JSON Schema's "not to be sent"), so the affordance
+    entry, its HAL-FORMS template, OPTIONS and a client validating ``allOf`` offer only
+    what may change now; ``{}`` when every declared field may."""
+    ruled_out = [name for name in resource.edit_fields if name not in editable]
+    return {"properties": dict.fromkeys(ruled_out, False)} if ruled_out else {}
+
+
+def not_editable(resource: Resource, state: str) -> str:
+    """Why a declared field is refused on an object in ``state`` (its 400's message)."""
+    noun = resource.model._meta.verbose_name
+    return f"Not editable while the {noun} is {state or 'as it is'}; use an operation."
 
 
 def edit_description(resource: Resource) -> str:

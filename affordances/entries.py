@@ -36,6 +36,7 @@ from affordances.declarations import DEFAULT_STATE_REASON
 from affordances.evaluation import (
     Available,
     Checked,
+    Constraints,
     InState,
     Unavailable,
     evaluate,
@@ -44,6 +45,7 @@ from affordances.evaluation import (
     read_state,
     refused_by_state,
 )
+from affordances.frozen import FrozenDict, FrozenList
 from affordances.object_permissions import Ask, PageAnswers
 from affordances.operations import Holding, Known, Operation
 from affordances.resources import Resource
@@ -130,7 +132,7 @@ _Step = dict[str, Any] | tuple[InState, dict[str, Any], tuple[str, str] | None]
 
 _UNREAD = object()
 # Entries kept per operation and state with their constraints filled in, ready to copy:
-# one per constraint object a request shares (``constraints_for`` keeps 64 spellings).
+# one per constraint spelling a request keeps (``constraints_for`` keeps 64).
 _BASES_MAX = 64
 
 
@@ -167,24 +169,28 @@ class _Open:
         self.prefix: str | None = target[0] if target is not None else None
         self.suffix: str | None = target[1] if target is not None else None
         self.compact = compact
-        self.bases: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        # By the constraints' spelling (Constraints.key): a stable key, not an object's id.
+        self.bases: dict[bytes | str, FrozenDict] = {}
         simple = in_state.held and not in_state.conditions and not in_state.guards
         constant = in_state.unconstrained if simple else None
         self.constant_base = self.base(constant.constraints) if constant is not None else None
 
-    def base(self, constraints: dict[str, Any]) -> dict[str, Any]:
-        """The entry to copy for ``constraints`` (kept with the object, so that its id is
-        not reused while this request lasts)."""
-        known = self.bases.get(id(constraints))
-        if known is not None and known[0] is constraints:
-            return known[1]
+    def base(self, constraints: dict[str, Any]) -> FrozenDict:
+        """The entry to copy for ``constraints``: kept by their spelling when the request
+        keeps them (:class:`~affordances.evaluation.Constraints`), else made for the row."""
+        key = constraints.key if isinstance(constraints, Constraints) else None
+        if key is not None:
+            known = self.bases.get(key)
+            if known is not None:
+                return known
         # In the shape's own order (compact_entry's for the compact one).
-        base = {**self.fixed, "target": None, "arguments": None}
+        entry = {**self.fixed, "target": None, "arguments": None}
         if constraints or not self.compact:
-            base["constraints"] = constraints
-        base["validForVersion"] = None
-        if len(self.bases) < _BASES_MAX:
-            self.bases[id(constraints)] = (constraints, base)
+            entry["constraints"] = constraints
+        entry["validForVersion"] = None
+        base = FrozenDict(entry)
+        if key is not None and len(self.bases) < _BASES_MAX:
+            self.bases[key] = base
         return base
 
 
@@ -201,7 +207,7 @@ class _Plan:
             for place, step in enumerate(steps)
             if isinstance(step, tuple)
         ]
-        self.refusals = [step for step in steps if isinstance(step, dict)]
+        self.refusals = FrozenList(step for step in steps if isinstance(step, dict))
         # Each place, with the state's refusal there (None: the object's own, if any).
         self.places = [
             (place, step if isinstance(step, dict) else None) for place, step in enumerate(steps)
@@ -234,11 +240,12 @@ class AffordanceLists:
     (a page of 100 rows of a 12-transition model held a thousand copies), the
     unavailable list of a state when no row of it adds a refusal of its own, a
     constraint spelled alike (``{}`` mostly), a row's ``arguments``. Fewer objects per
-    row is less for the garbage collector to walk. The lists and their entries are
-    read-only: every reader of the library treats them so — the renderers encode them,
-    HAL-FORMS, the compact shape and MCP build their own objects (:func:`shaped`,
-    ``jsonable``), the admin reads them; code of yours that changes one must copy it
-    first.
+    row is less for the garbage collector to walk. What rows share is frozen
+    (:mod:`affordances.frozen`: the state's refusals and their list, the constraints, a
+    row's ``arguments``), so a change to it raises instead of reaching the other rows;
+    the renderers encode them, HAL-FORMS, the compact shape and MCP build their own
+    objects (:func:`shaped`, ``jsonable``), the admin reads them. What is a row's own (its
+    ``affordances`` list and entries) is its own to change.
     """
 
     def __init__(
@@ -288,15 +295,14 @@ class AffordanceLists:
             if holding.anywhere
         ]
         # The state fields of the operations (mostly one).
-        self._fields = list(
-            {id(op.facts.field): op.facts.field for op, *_ in self._operations}.values()
-        )
+        self._fields = list({op.facts.field: None for op, *_ in self._operations})
         self._plans: dict[Any, _Plan] = {}
         plain_state = len(self._fields) == 1 and not overrides_get_state(self._fields[0])
         self._state_key = self._fields[0].attname if plain_state else None
         self._checked: Checked = {}
-        # id of a prepared object → the object (kept: its id is not reused) and its lists.
-        self._ready: dict[int, tuple[Any, tuple[list[dict[str, Any]], list[dict[str, Any]]]]]
+        # Primary key of a prepared object → the object (the one asked for, not another
+        # with its key) and its lists.
+        self._ready: dict[Any, tuple[Any, tuple[list[dict[str, Any]], list[dict[str, Any]]]]]
         self._ready = {}
         # While a page is worked out: how its objects are asked for permissions.
         self._held: Ask | None = None
@@ -313,7 +319,7 @@ class AffordanceLists:
         :meth:`__call__` to hand out: one loop over the page keeps this work's code and
         data in the CPU's caches, where a row at a time between the serializer's fields
         found them cold (a row's lists cost twice as much that way)."""
-        ready = self._ready
+        ready, pk_attname = self._ready, self.pk_attname
         # What the caller holds on the page's objects, where they decide: each permission
         # asked once per object, a batching backend's at once (affordances.object_permissions).
         self._held = PageAnswers(self.user, objects).held
@@ -321,15 +327,15 @@ class AffordanceLists:
             if self._traced:
                 with self._evaluation(len(objects)):
                     for instance in objects:
-                        ready[id(instance)] = (instance, self._lists(instance))
+                        ready[getattr(instance, pk_attname)] = (instance, self._lists(instance))
                 return
             for instance in objects:
-                ready[id(instance)] = (instance, self._lists(instance))
+                ready[getattr(instance, pk_attname)] = (instance, self._lists(instance))
         finally:
             self._held = None
 
     def __call__(self, instance: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        ready = self._ready.pop(id(instance), None)
+        ready = self._ready.pop(getattr(instance, self.pk_attname, None), None)
         if ready is not None and ready[0] is instance:
             return ready[1]
         if self._traced:
@@ -382,7 +388,7 @@ class AffordanceLists:
                     continue
                 base = step.base(result.constraints)
             if arguments is None:
-                arguments = {self.id_argument: pk}
+                arguments = FrozenDict({self.id_argument: pk})
             entry = base.copy()
             prefix = step.prefix
             entry["target"] = f"{prefix}{pk}{step.suffix}" if prefix is not None else None
@@ -398,10 +404,10 @@ class AffordanceLists:
     def _plan(self, states: tuple[Any, ...]) -> _Plan:
         """Each operation for an object in ``states``: its refusal when the state alone
         decides it, else what the object is asked."""
-        by_field = {id(field): state for field, state in zip(self._fields, states, strict=True)}
+        by_field = dict(zip(self._fields, states, strict=True))
         steps: list[_Step] = []
         for operation, static, target, holding in self._operations:
-            state = by_field[id(operation.facts.field)]
+            state = by_field[operation.facts.field]
             refused = refused_by_state(operation, state, holding)
             if refused is not None:
                 steps.append(self._refusal(operation, refused.reason))
@@ -412,19 +418,23 @@ class AffordanceLists:
     def _shaped(self, entry: dict[str, Any]) -> dict[str, Any]:
         return compact_entry(entry) if self.compact else entry
 
-    def _refusal(self, operation: Operation, reason: str) -> dict[str, Any]:
-        return self._shaped({"operation": operation.urn, "name": operation.name, "reason": reason})
+    def _refusal(self, operation: Operation, reason: str) -> FrozenDict:
+        refusal = {"operation": operation.urn, "name": operation.name, "reason": reason}
+        return FrozenDict(self._shaped(refusal))
 
 
 class _Edit:
     """The edit's entries (``edit_{resource}``, :mod:`affordances.edits`): on an object
-    the caller holds Django's change permission on, available where the object's state
-    leaves a declared field editable, else refused as a state is. Its fixed part and its
-    refusal are made once per request; a row copies the one and shares the other."""
+    the caller may change, available where the object's state leaves a declared field
+    editable — its constraints ruling out the others — else refused as a state is. Its
+    fixed part and its refusal are made once per request, and each narrowing once
+    (the rows of a state share it); a row copies the one and shares the others."""
 
     __slots__ = (
         "always",
-        "base",
+        "bases",
+        "compact",
+        "fixed",
         "holding",
         "operation",
         "prefix",
@@ -445,14 +455,14 @@ class _Edit:
         self.operation = operation
         self.holding = holding
         self.user = user
+        self.compact = compact
         # Held model-wide, with fields editable in every state (a list): available on
-        # every object, without asking it.
+        # every object, without asking it, nothing narrowed.
         self.always = holding.everywhere and set(operation.resource.editable_fields) == {ANY_STATE}
         target = routes.target_template(operation, request)
         self.prefix: str | None = target[0] if target is not None else None
         self.suffix: str | None = target[1] if target is not None else None
-        # In the entry's order, as a transition's (constraints: none, so compact has none).
-        base = shaped(
+        self.fixed = shaped(
             {
                 "operation": operation.urn,
                 "name": operation.name,
@@ -460,14 +470,25 @@ class _Edit:
                 "method": operation.http_method,
             }
         )
-        base.update(target=None, arguments=None)
-        if not compact:
-            base["constraints"] = {}
-        base["validForVersion"] = None
-        self.base = base
-        self.refusal = shaped(
-            {"operation": operation.urn, "name": operation.name, "reason": DEFAULT_STATE_REASON}
+        # The entry to copy per narrowing (the declared fields it rules out).
+        self.bases: dict[tuple[str, ...], dict[str, Any]] = {}
+        self.refusal = FrozenDict(
+            shaped(
+                {"operation": operation.urn, "name": operation.name, "reason": DEFAULT_STATE_REASON}
+            )
         )
+
+    def _base(self, constraints: dict[str, Any]) -> dict[str, Any]:
+        key = tuple(constraints.get("properties", ()))
+        base = self.bases.get(key)
+        if base is None:
+            # In the entry's order, as a transition's (compact: constraints only if any).
+            base = {**self.fixed, "target": None, "arguments": None}
+            if constraints or not self.compact:
+                base["constraints"] = constraints
+            base["validForVersion"] = None
+            self.bases[key] = base
+        return base
 
     def add(
         self,
@@ -478,8 +499,9 @@ class _Edit:
         unavailable: list[dict[str, Any]],
         held: Ask,
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """The row's lists with the edit's entry (``unavailable`` may be shared: copied
-        before it grows); ``held``: the page's answers on its objects."""
+        """The row's lists with the edit's entry (``unavailable`` may be the state's, shared
+        and frozen: a new list when it grows); ``held``: the page's answers on its objects."""
+        constraints: dict[str, Any] = {}
         if not self.always:
             verdict = evaluate_edit(
                 self.operation, instance, self.user, holding=self.holding, held=held
@@ -488,7 +510,8 @@ class _Edit:
                 return available, unavailable
             if type(verdict) is not Available:
                 return available, [*unavailable, self.refusal]
-        entry = self.base.copy()
+            constraints = verdict.constraints
+        entry = self._base(constraints).copy()
         prefix = self.prefix
         entry["target"] = f"{prefix}{pk}{self.suffix}" if prefix is not None else None
         entry["arguments"] = {self.operation.resource.id_argument: pk}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from django_fsm import FSMFieldMixin, Transition
@@ -23,12 +23,15 @@ from django_fsm import FSMFieldMixin, Transition
 from affordances.caches import Cache
 from affordances.constraints import ConstraintWidens, assert_narrows
 from affordances.declarations import DEFAULT_STATE_REASON, MISCONFIGURED_REASON, condition_reason
+from affordances.edits import editable_now, narrowing
+from affordances.frozen import FrozenDict
 from affordances.object_permissions import Ask
 from affordances.operations import Holding, Operation
 
 __all__ = [
     "Available",
     "Checked",
+    "Constraints",
     "Evaluation",
     "InState",
     "Unavailable",
@@ -40,6 +43,7 @@ __all__ = [
     "overrides_get_state",
     "read_state",
     "refused_by_state",
+    "spelling",
 ]
 
 
@@ -91,21 +95,19 @@ def evaluate_edit(
     holding: Holding | None = None,
     held: Ask | None = None,
 ) -> Evaluation:
-    """An edit (``edit_{resource}``, :mod:`affordances.edits`) on one object: shown where
-    the caller holds Django's change permission on it (model-wide, or on this object
-    where an object backend answers); available when the object's state leaves some
-    declared field editable, else refused as a state is (``invalid_state``).
+    """An edit (``edit_{resource}``, :mod:`affordances.edits`) on one object, from the one
+    answer of which fields the caller may change there now
+    (:func:`affordances.edits.editable_now`): invisible without it; refused as a state
+    is (``invalid_state``) where the state leaves none; else available, its constraints
+    ruling out the declared fields the state does not leave (``false``).
     ``holding``: what the caller holds without an object, if worked out already;
     ``held``: a page's answers on its objects (:meth:`Holding.on`)."""
-    if holding is None:
-        holding = operation.holding(user)
-    if not holding.anywhere:
+    editable = editable_now(operation, instance, user, holding=holding, held=held)
+    if editable is None:
         return None
-    if not holding.everywhere and not holding.on(instance, user, None, held)[0]:
-        return None
-    if not operation.resource.editable_in(instance):
+    if not editable:
         return Unavailable(operation, DEFAULT_STATE_REASON)
-    return Available(operation, {})
+    return Available(operation, narrowing(operation.resource, editable))
 
 
 def evaluate_permitted(
@@ -175,7 +177,7 @@ class InState:
         # its conditions and guards: one answer for all of them (read-only, as a list's
         # entries are; evaluate() shares it only when given a request's ``checked``).
         unconstrained = spec is None or spec.constraints is None
-        self.unconstrained = Available(operation, {}) if unconstrained else None
+        self.unconstrained = Available(operation, _NONE) if unconstrained else None
 
     def evaluate(
         self, instance: Any, user: Any, checked: Checked | None = None, held: Ask | None = None
@@ -270,10 +272,25 @@ def _constrained(
         return Unavailable(operation, MISCONFIGURED_REASON)
 
 
-# Constraints found to narrow during one request, per operation, by their exact spelling
-# (JSON's 1, 1.0, true and "1" stay apart, as equality would not keep them):
+class Constraints(FrozenDict):
+    """An operation's narrowing for one object as a request keeps it: read-only (the rows
+    it applies to share it) and known by ``key``, its exact spelling (JSON's 1, 1.0, true
+    and "1" stay apart), or None past the spellings a request keeps: what a face that
+    works out something per constraint (a HAL-FORMS form) keys it by."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, values: Mapping[str, Any], key: bytes | str | None) -> None:
+        super().__init__(values)
+        self.key = key
+
+
+# No narrowing, as every object of an operation without constraints shares it.
+_NONE = Constraints({}, b"")
+
+# Constraints found to narrow during one request, per operation, by their exact spelling:
 # the rows of a page mostly share a few, and each is checked — and kept — once.
-Checked = dict[Operation, dict[bytes | str, dict[str, Any]]]
+Checked = dict[Operation, dict[bytes | str, Constraints]]
 # Distinct constraints kept per operation and request: a rule that narrows each row its
 # own way (a bound from the row's amount) is checked row by row past it, and holds no
 # more memory than this.
@@ -289,7 +306,7 @@ _SPELLING = (
 )
 
 
-def _spelling(declared: Mapping[str, Any]) -> bytes | str:
+def spelling(declared: Mapping[str, Any]) -> bytes | str:
     """A key that tells apart what JSON tells apart (1, 1.0, true, "1"): orjson's
     writing, six times faster than repr on a few enum values; repr where orjson refuses
     or writes null."""
@@ -308,8 +325,8 @@ def constraints_for(
     """The operation's narrowing of its input schema for this object and caller.
 
     With ``checked`` (one request's, :class:`affordances.entries.AffordanceLists`), a
-    constraint spelled like one checked already is that one: the same object, read-only,
-    shared by the rows it applies to."""
+    constraint spelled like one checked already is that one: the same
+    :class:`Constraints`, read-only, shared by the rows it applies to."""
     spec = operation.spec
     rule = spec.constraints if spec is not None else None
     if rule is None and checked is None:
@@ -320,17 +337,19 @@ def constraints_for(
         seen = checked.get(operation)
         if seen is None:
             seen = checked[operation] = {}
-    key = _spelling(declared) if seen is not None and len(seen) < _CHECKED_MAX else None
+    key = spelling(declared) if seen is not None and len(seen) < _CHECKED_MAX else None
     if key is not None and seen is not None:
         known = seen.get(key)
         # Spelled alike and equal: the same JSON, and no enum member, UUID or tuple
         # standing for its value, its text or a list (orjson writes them alike).
         if known is not None and known == declared:
             return known
-    constraints = dict(declared)
+    # Known by its spelling unless another (unequal) object is already known by it.
+    kept = key if key is not None and seen is not None and key not in seen else None
+    constraints: dict[str, Any] = dict(declared) if seen is None else Constraints(declared, kept)
     # A constraint that widens would advertise arguments the catalog forbids:
     # refuse it loudly rather than let two schemas disagree.
     assert_narrows(operation.input_schema, constraints)
-    if key is not None and seen is not None:
-        seen[key] = constraints
+    if kept is not None and seen is not None:
+        seen[kept] = cast(Constraints, constraints)
     return constraints

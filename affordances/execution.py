@@ -26,7 +26,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DatabaseError, connection, models, transaction
 from django_fsm import TransitionNotAllowed
 
-from affordances import events, idempotency, installation, reads, tracing
+from affordances import changelog, edits, events, idempotency, installation, reads, tracing
 from affordances.arguments import (
     absent_nulls,
     flatten_errors,
@@ -264,17 +264,21 @@ def _run(
         raise Problem.validation(
             {resource.id_argument: ["Differs from the object addressed by the request."]}
         )
+    editable = None
+    if operation.is_edit:
+        editable = _editable(resource, instance, arguments, evaluation.constraints)
     context = input_context(operation, user=user, instance=instance, request=request)
     with _model_code(operation.name, wants_current=True):
         # A serializer's own validate() is the model's code too: it may raise anything.
         kwargs, audit_arguments = validate_arguments(
             operation, arguments, evaluation.constraints, context=context
         )
-    if operation.is_edit:
+    if editable is not None:
         return _run_edit(
             operation,
             instance,
             kwargs,
+            allowed=editable,
             user=user,
             via=via,
             represent=represent,
@@ -530,13 +534,14 @@ def _record(
     via: str,
 ) -> None:
     fsm_field = fsm_field or (resource.fsm_fields[0] if resource.fsm_fields else None)
+    target = str(fsm_field.get_state(instance)) if fsm_field else ""
     AuditRecord.objects.create(
         operation=urn,
         operation_name=name,
         content_type=ContentType.objects.get_for_model(resource.model),
         object_id=str(instance.pk),
         source_state=str(source),
-        target_state=str(fsm_field.get_state(instance)) if fsm_field else "",
+        target_state=target,
         arguments=arguments,
         user=user if getattr(user, "is_authenticated", False) else None,
         # Cut to the column: a USERNAME_FIELD may be longer (an e-mail address takes 254
@@ -544,6 +549,18 @@ def _record(
         username=str(getattr(user, "get_username", lambda: "")())[:_USERNAME_LENGTH],
         via=via,
         version=getattr(instance, resource.version_field),
+    )
+    # And its summary in Django's admin log, for Django's History page (affordances.changelog).
+    changelog.log_run(
+        resource,
+        instance,
+        urn=urn,
+        name=name,
+        source=str(source),
+        target=target,
+        arguments=arguments,
+        user=user,
+        via=via,
     )
     # Every success writes this one record: "this object changed" is published from
     # here, once the transaction commits (nothing if it rolls back, as a preview does).
@@ -581,6 +598,7 @@ def _run_edit(
     instance: models.Model,
     changes: dict[str, Any],
     *,
+    allowed: frozenset[str],
     user: Any,
     via: str,
     represent: Represent,
@@ -588,11 +606,12 @@ def _run_edit(
     preview: bool,
 ) -> Outcome:
     """Step 6 of an edit (``edit_{resource}``): the validated ``changes`` written to the
-    locked ``instance`` as the admin's edits are (:func:`_edit`)."""
+    locked ``instance`` as the admin's edits are (:func:`_edit`); ``allowed``: the fields
+    the caller may change there now (:func:`affordances.edits.editable_now`)."""
     resource = operation.resource
     version = getattr(instance, resource.version_field)
     state = _state_of(resource, instance)
-    _edit(resource, instance, changes, allowed=resource.editable_in(instance), user=user, via=via)
+    _edit(resource, instance, changes, allowed=allowed, user=user, via=via)
     if preview:
         body = preview_document(
             operation, represent(instance), source=state, target=state, version=version
@@ -603,6 +622,26 @@ def _run_edit(
     if claimed is not None:
         idempotency.complete(claimed.record, status_code=200, body=body)
     return Outcome(status=200, body=body)
+
+
+def _editable(
+    resource: Resource,
+    instance: models.Model,
+    arguments: Mapping[str, Any],
+    constraints: Mapping[str, Any],
+) -> frozenset[str]:
+    """The fields an edit may change on ``instance`` now: the declared ones its
+    constraints do not rule out (``false``, :func:`affordances.edits.narrowing`). A ruled
+    out one sent anyway — even with the value it holds — is a ``validation_error``
+    naming it and saying why, before anything else is validated."""
+    ruled_out = {
+        name for name, schema in constraints.get("properties", {}).items() if schema is False
+    }
+    sent = sorted(ruled_out & set(arguments))
+    if sent:
+        sentence = edits.not_editable(resource, _state_of(resource, instance))
+        raise Problem.validation({name: [sentence] for name in sent})
+    return frozenset(resource.edit_fields) - ruled_out
 
 
 def _state_of(resource: Resource, instance: models.Model) -> str:
@@ -643,10 +682,7 @@ def _edit(
     )
     refused = [name for name in changed if name not in allowed]
     if refused:
-        sentence = (
-            f"Not editable while the {resource.model._meta.verbose_name} is "
-            f"{_state_of(resource, instance) or 'as it is'}; use an operation."
-        )
+        sentence = edits.not_editable(resource, _state_of(resource, instance))
         raise Problem.validation({name: [sentence] for name in refused})
     if not changed:
         return []

@@ -220,7 +220,8 @@ _FIELDS: Cache[tuple[type[Any], str, str | None], tuple[InputField, ...]] = Cach
 def input_fields(
     input_serializer: type[serializers.Serializer[Any]] | None, constraints: dict[str, Any]
 ) -> list[InputField]:
-    """The writable fields of ``input_serializer``, narrowed by ``constraints``."""
+    """The writable fields of ``input_serializer``, narrowed by ``constraints`` (an input
+    they rule out, ``false``, is no field)."""
     if input_serializer is None:
         return []
     # repr tells JSON values apart exactly (1 and "1", 1.0 and 1; true and 1).
@@ -235,7 +236,10 @@ def _build(
     required = set(constraints.get("required", []))
     fields = []
     for name, field in argument_fields(input_serializer()).items():
-        item = _field(name, field, properties.get(name, {}))
+        narrowed = properties.get(name, {})
+        if narrowed is False:
+            continue  # not to be sent for this object now (an edit's field, by its state)
+        item = _field(name, field, narrowed)
         if name in required and not item.required:
             item = replace(item, required=True)
         fields.append(item)

@@ -142,6 +142,6 @@ VIA_ENVIRON_KEY = "affordances.via"
 
 
 def interface_of(meta: Mapping[str, Any]) -> str:
-    """The interface a request runs for: ``api`` unless an internal request says otherwise."""
+    """The face a request runs for: ``api`` unless an internal request says otherwise."""
     via = meta.get(VIA_ENVIRON_KEY)
     return via if via in Interface.values else Interface.API

@@ -4,5 +4,5 @@ from __future__ import annotations
 
 __all__ = ["HAL_FORMS_MEDIA_TYPE"]
 
-# mamund's HAL-FORMS; the REST face renders it, interface C reads it.
+# mamund's HAL-FORMS; the REST face renders it, MCP's forms profile reads it.
 HAL_FORMS_MEDIA_TYPE = "application/prs.hal-forms+json"

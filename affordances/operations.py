@@ -705,7 +705,12 @@ def _edit_operations(resource: Resource) -> list[Operation]:
             output_schema=representation_schema(resource),
             annotations=dict(_EDIT_ANNOTATIONS),
             permission=edits.edit_permission(resource),
-            spec=OperationSpec(title=f"Edit {resource.verbose_name}", input=input_class),
+            # Its role prerequisites as a transition's requires= (Operation.holding).
+            spec=OperationSpec(
+                title=f"Edit {resource.verbose_name}",
+                input=input_class,
+                requires=resource.edit_requires,
+            ),
         )
     ]
 

@@ -203,6 +203,12 @@ class Resource:
         return dict(self.options.editable_fields)
 
     @cached_property
+    def edit_requires(self) -> tuple[str, ...]:
+        """The edit's role prerequisites (``EDIT_REQUIRES``): what ``requires=`` is to a
+        transition."""
+        return self.options.edit_requires
+
+    @cached_property
     def edit_fields(self) -> tuple[str, ...]:
         """Every field some state lets callers edit, in the order declared."""
         names = (name for fields in self.editable_fields.values() for name in fields)

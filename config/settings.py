@@ -276,6 +276,9 @@ OAUTH2_PROVIDER = {
 # Where the consent page sends a visitor who is not logged in: DRF's login page (any
 # user; the admin's takes staff only), rate-limited like the others (config.throttling).
 LOGIN_URL = "rest_framework:login"
+# Where a login without ?next= lands: the API's entry point (Django's default,
+# /accounts/profile/, is no page here). The front door's login link carries ?next=.
+LOGIN_REDIRECT_URL = "affordances:entry-point"
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "django-affordances demo API",
@@ -289,6 +292,9 @@ SPECTACULAR_SETTINGS = {
     },
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
+    # No deep links: Swagger UI writes each operation's link inside its (button) header,
+    # a control within a control that keyboard and screen-reader users cannot reach.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [

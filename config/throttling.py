@@ -88,4 +88,4 @@ def _admin_login(request: HttpRequest) -> HttpResponse:
 # Mounted on the same paths as the originals, before them, so reverse("admin:login")
 # and reverse("rest_framework:login") still name these paths.
 throttled_admin_login = _throttled(_admin_login)
-throttled_api_login = _throttled(LoginView.as_view(template_name="rest_framework/login.html"))
+throttled_api_login = _throttled(LoginView.as_view(template_name="affordances/rest/login.html"))

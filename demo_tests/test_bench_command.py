@@ -7,6 +7,7 @@ reports each face (and that the query counts it prints stay constant in N).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,48 @@ def test_the_bench_prints_every_face_and_ratio() -> None:
     assert profiles == goals == 3 * 2 + 1 + 3 + 1, text
     assert "affordances/entries.py" in text, text
     assert "GC collections per request" in text, text
+
+
+def test_ctrl_c_stops_it_cleanly_and_keeps_what_was_measured(tmp_path: Path) -> None:
+    """SIGINT (Ctrl-C) once the lists are measured and the (endless, here) transitions
+    begin: exit 130, no traceback, the lists' rows on stdout, the database dropped."""
+    command = [sys.executable, "manage.py", "bench_affordances", "--sections"]
+    command += ["lists,transitions", "--sizes", "3", "--rounds", "1", "--min-seconds", "0"]
+    command += ["--transitions", "1000000"]
+    env = {**os.environ, "DATABASE_URL": "sqlite:///bench.sqlite3"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    out = tmp_path / "stdout"
+    with out.open("w") as stdout:
+        bench = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            # As a terminal starts it: a shell without job control starts background
+            # commands with SIGINT ignored, and Python would inherit that.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        assert bench.stderr is not None
+        progress = []
+        try:
+            for line in bench.stderr:  # the progress lines, as they come
+                progress.append(line)
+                if line.startswith("1000000 transitions"):
+                    bench.send_signal(signal.SIGINT)
+                    break
+            rest = bench.stderr.read()
+            code = bench.wait(timeout=120)
+        finally:
+            if bench.poll() is None:
+                bench.kill()
+                bench.wait()
+    errors = "".join(progress) + rest
+    assert code == 130, errors[-3000:]
+    assert "Traceback" not in errors, errors[-3000:]
+    assert "Interrupted: the rows above are what was measured." in errors
+    assert "Dropping the throwaway database." in errors
+    text = out.read_text()
+    assert "REST JSON, affordances" in text and "Queries constant in N" in text, text
+    assert "A transition (ship)" not in text

@@ -24,9 +24,9 @@ from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances.mcp.profiles import HYBRID
+from affordances.mcp.tool_schemas import tool_input_schema
 from affordances.mcp.views import MAX_REQUEST_BYTES, McpView
 from affordances.models import AuditRecord
-from affordances.schemas import tool_input_schema
 from demo_tests.conftest import Demo
 from demo_tests.oracle import TRANSITIONS_BY_ROLE, assert_role_tools, orders_part, procurement_part
 from tests.mcp_wire import LEGACY, MODERN, OLDER, Wire, check, conforms, modern_meta

@@ -1,7 +1,7 @@
 """``null`` for an optional argument is absent, on every face (docs/protocol.md#execution).
 
 A strict-mode model fills every property of a tool, ``null`` for what it would leave
-out (the MCP tool list offers that, affordances.schemas.tool_input_schema); a client may
+out (the MCP tool list offers that, affordances.mcp.tool_schemas.tool_input_schema); a client may
 send ``null`` for an empty field. The rule is the core's (``affordances.arguments.
 absent_nulls``, applied by the execution path and MCP's pre-check): REST, HAL-FORMS and
 MCP answer alike, record alike, and replay alike. A required argument's ``null`` is

@@ -68,15 +68,25 @@ def test_a_falsy_setting_keeps_it_out(demo: Demo, api: Api, value: object):
         assert "hold_order" not in names(api("admin"))
 
 
-def extra_actions(client: APIClient, pk: int) -> list[str]:
+def extra_actions(client: APIClient, pk: int) -> list[tuple[str, str]]:
+    """The "Extra Actions" menu: each entry's route and label (the operation's title)."""
     html = client.get(f"/api/orders/{pk}/", HTTP_ACCEPT="text/html").content.decode()
-    return re.findall(r'/api/orders/\d+/(\w+)/">Transition ', html)
+    menu = re.search(r'aria-labelledby="extra-actions-menu">(.*?)</ul>', html, flags=re.S)
+    assert menu is not None, "no Extra Actions menu"
+    return re.findall(r'/api/orders/\d+/(\w+)/">([^<]+)</a>', menu[1])
 
 
-def test_the_browsable_apis_extra_actions_are_the_callers_operations(demo: Demo, api: Api):
+CANCEL, CONFIRM, HOLD = (
+    ("cancel", "Cancel order"),
+    ("confirm", "Confirm order"),
+    ("hold", "Hold order"),
+)
+
+
+def test_the_browsable_apis_extra_actions_are_the_callers_operations(demo: Demo, api: Api) -> None:
     pk = demo.orders["demo-05"].pk
-    assert extra_actions(api("alice"), pk) == ["cancel"]
-    assert extra_actions(api("support"), pk) == ["cancel", "confirm"]
+    assert extra_actions(api("alice"), pk) == [CANCEL]
+    assert extra_actions(api("support"), pk) == [CANCEL, CONFIRM]
     with override_settings(ORDERS_ENABLE_HOLD=True):
-        assert extra_actions(api("support"), pk) == ["cancel", "confirm", "hold"]
-        assert extra_actions(api("alice"), pk) == ["cancel"]
+        assert extra_actions(api("support"), pk) == [CANCEL, CONFIRM, HOLD]
+        assert extra_actions(api("alice"), pk) == [CANCEL]

@@ -233,14 +233,33 @@ def test_without_password_a_random_one_is_printed_once_and_works() -> None:
 
 
 @pytest.mark.django_db
-def test_generated_passwords_differ_between_runs() -> None:
-    first = seed()
-    second = seed()
-    admin = user("admin")
-    first_tokens = {t.strip(".,:;'\"`") for t in first.split()}
-    assert not any(admin.check_password(token) for token in first_tokens if token)
-    second_tokens = {t.strip(".,:;'\"`") for t in second.split()}
-    assert any(admin.check_password(token) for token in second_tokens if token)
+def test_seeding_again_without_a_password_keeps_every_password_and_says_so() -> None:
+    seed("--password", PASSWORD)
+    output = seed()
+    for username in (*USERS, *PROCUREMENT_USERS):
+        assert user(username).check_password(PASSWORD), username
+    assert "Generated password" not in output
+    (kept,) = [line for line in output.splitlines() if line.startswith("Kept their password: ")]
+    assert set(kept.split(": ", 1)[1].split(" (")[0].split(", ")) == {*USERS, *PROCUREMENT_USERS}
+
+
+@pytest.mark.django_db
+def test_without_a_password_only_a_new_user_gets_the_generated_one() -> None:
+    seed("--password", PASSWORD)
+    user("auditor").delete()  # a user without orders
+    output = seed()
+    (line,) = [line for line in output.splitlines() if line.startswith("Generated password")]
+    assert line.startswith("Generated password for the new users (auditor): ")
+    assert user("auditor").check_password(line.rsplit(": ", 1)[1])
+    assert user("alice").check_password(PASSWORD)
+
+
+@pytest.mark.django_db
+def test_a_given_password_says_it_replaced_the_existing_ones() -> None:
+    seed()
+    output = seed("--password", PASSWORD)
+    assert "Password: the one given, now every demo user's (theirs replaced)." in output
+    assert "Kept their password" not in output and "Generated password" not in output
 
 
 # --- groups on a fresh database (the migration) --------------------------------------

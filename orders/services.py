@@ -58,9 +58,12 @@ DEMO_ORDERS: tuple[DemoOrder, ...] = (
 @dataclass(frozen=True)
 class SeedResult:
     usernames: tuple[str, ...]
+    # The password given, or the one generated for the users created now.
     password: str
     password_generated: bool
     orders_created: int
+    # Users that existed and, no password being given, kept theirs.
+    kept: tuple[str, ...] = ()
 
 
 def order_create(
@@ -81,23 +84,34 @@ def order_create(
     )
 
 
-def _demo_user(username: str, *, password: str, group: str | None, superuser: bool) -> AbstractUser:
-    """``password``: the demo's one password, already hashed (:func:`make_password`)."""
+def _demo_user(
+    username: str, *, password: str, keep_password: bool, group: str | None, superuser: bool
+) -> tuple[AbstractUser, bool]:
+    """The demo user and whether its password was kept: ``password`` is the demo's one
+    password, already hashed (:func:`make_password`); an existing user keeps its own
+    when ``keep_password``."""
     user_model = get_user_model()
-    user, _ = user_model.objects.get_or_create(username=username)
+    user, created = user_model.objects.get_or_create(username=username)
     user.email = f"{username}@example.com"
     user.is_staff = superuser or group in DEMO_STAFF.values()
     user.is_superuser = superuser
-    user.password = password
+    kept = keep_password and not created
+    if not kept:
+        user.password = password
     user.save()
     if group is not None:
         user.groups.set([Group.objects.get(name=group)])
-    return user
+    return user, kept
 
 
 @transaction.atomic
 def seed_demo(*, password: str | None = None, reset: bool = False) -> SeedResult:
-    """Create the demo users and orders of docs/demo.md#demo-data; safe to run again."""
+    """Create the demo users and orders of docs/demo.md#demo-data; safe to run again.
+
+    With ``password`` every demo user gets it; without, the users created now get a
+    generated one and those that exist keep theirs (a rerun never silently replaces
+    the password someone was told).
+    """
     generated = password is None
     if password is None:
         password = secrets.token_urlsafe(12)
@@ -105,11 +119,17 @@ def seed_demo(*, password: str | None = None, reset: bool = False) -> SeedResult
     # with the production hasher), not once per user.
     hashed = make_password(password)
 
-    users = {"admin": _demo_user("admin", password=hashed, group=None, superuser=True)}
-    for username, group in DEMO_STAFF.items():
-        users[username] = _demo_user(username, password=hashed, group=group, superuser=False)
-    for username in DEMO_CUSTOMERS:
-        users[username] = _demo_user(username, password=hashed, group="customer", superuser=False)
+    roles: dict[str, tuple[str | None, bool]] = {"admin": (None, True)}
+    roles |= {username: (group, False) for username, group in DEMO_STAFF.items()}
+    roles |= {username: ("customer", False) for username in DEMO_CUSTOMERS}
+    users: dict[str, AbstractUser] = {}
+    kept: list[str] = []
+    for username, (group, superuser) in roles.items():
+        users[username], was_kept = _demo_user(
+            username, password=hashed, keep_password=generated, group=group, superuser=superuser
+        )
+        if was_kept:
+            kept.append(username)
 
     if reset:
         Order.objects.all().delete()
@@ -119,6 +139,7 @@ def seed_demo(*, password: str | None = None, reset: bool = False) -> SeedResult
         password=password,
         password_generated=generated,
         orders_created=created,
+        kept=tuple(kept),
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
+from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
@@ -116,19 +117,30 @@ def demo_request(key: str) -> PurchaseRequest:
     return PurchaseRequest.objects.get(title__startswith=f"Demo request {key}:")
 
 
-def seed_procurement_users(*, password: str) -> tuple[str, ...]:
+class SeededUsers(NamedTuple):
+    usernames: tuple[str, ...]
+    kept: tuple[str, ...]  # existing users that kept their password
+
+
+def seed_procurement_users(*, password: str, keep_passwords: bool = False) -> SeededUsers:
+    """The procurement demo users, each with ``password`` — except, with
+    ``keep_passwords``, those that exist already, which keep theirs."""
     user_model = get_user_model()
     hashed = make_password(password)  # one password for all: hashed once
+    kept = []
     for username, group in DEMO_USERS.items():
-        user, _ = user_model.objects.get_or_create(username=username)
+        user, created = user_model.objects.get_or_create(username=username)
         user.email = f"{username}@example.com"
         # Procurement staff may use the admin; requesters, like customers, may not.
         user.is_staff = username not in REQUESTERS
         user.is_superuser = False
-        user.password = hashed
+        if keep_passwords and not created:
+            kept.append(username)
+        else:
+            user.password = hashed
         user.save()
         user.groups.set([Group.objects.get(name=group)])
-    return tuple(DEMO_USERS)
+    return SeededUsers(tuple(DEMO_USERS), tuple(kept))
 
 
 @transaction.atomic

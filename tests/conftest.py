@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.shop_data import shop, shop_api, shop_registered  # noqa: F401 (the shop's fixtures)
 from tests.xdist_scheduling import pytest_xdist_make_scheduler  # noqa: F401 (-n: the units)
 
 # The longest modules first (a new project in a virtualenv each): pytest-xdist hands
@@ -16,6 +17,8 @@ LONGEST_FIRST = (
     "tests/test_adoption_existing.py",
     "tests/test_adoption.py",
     "tests/test_adoption_claims.py",
+    "tests/test_docs_fresh.py",
+    "tests/test_installation.py",
 )
 
 
@@ -25,6 +28,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=rank)  # stable: each module keeps its own order
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """What a test recorded as ``timing`` (record_property), printed at the end of the
+    run: with -n its own output is not shown, and CI's log should carry these numbers."""
+    timings = [
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if getattr(report, "when", None) == "call"
+        for key, value in getattr(report, "user_properties", ())
+        if key == "timing"
+    ]
+    if timings:
+        terminalreporter.write_sep("-", "timings")
+        for timing in timings:
+            terminalreporter.write_line(str(timing))
 
 
 @pytest.fixture(autouse=True)

@@ -17,10 +17,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import shlex
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
@@ -220,6 +222,80 @@ def test_a_refusal_is_a_409_problem_with_its_reason(project: Project) -> None:
     body = response.json()
     assert (body["code"], body["reason"]) == ("operation_not_available", "no_assignee")
     assert body["current"]["status"] == "open"
+
+
+# --- the tutorial's shown answers -------------------------------------------------------
+
+# The tutorial's own host and its first ticket's id, as its answers show them.
+SHOWN_HOST = "http://127.0.0.1:8000"
+SHOWN_ID = re.compile(r'("(?:id|ticketId)": )1\b')
+
+
+def tutorial_exchanges(text: str) -> list[tuple[str, str, Any, Any]]:
+    """(method, path, body, shown answer) of each ``curl`` the tutorial follows with its
+    answer; the answer's ``…`` marks where a value is shortened."""
+    found = re.findall(
+        r'```sh\n(curl .*?)```\n\n```json title="the answer[^"]*"\n(.*?)```', text, re.S
+    )
+    exchanges = []
+    for command, answer in found:
+        words = shlex.split(command.replace("\\\n", " "))
+        method = words[words.index("-X") + 1] if "-X" in words else "GET"
+        url = next(word for word in words if word.startswith(SHOWN_HOST))
+        body = json.loads(words[words.index("-d") + 1]) if "-d" in words else None
+        exchanges.append((method, urlsplit(url).path, body, answer))
+    return exchanges
+
+
+def shows(shown: Any, real: Any) -> bool:
+    """Whether ``real`` says what ``shown`` says: every key shown, every list whole, and
+    every value equal (a value ending in ``…`` is a prefix)."""
+    if isinstance(shown, dict):
+        return isinstance(real, dict) and all(
+            key in real and shows(value, real[key]) for key, value in shown.items()
+        )
+    if isinstance(shown, list):
+        return (
+            isinstance(real, list)
+            and len(shown) == len(real)
+            and all(shows(a, b) for a, b in zip(shown, real, strict=True))
+        )
+    if isinstance(shown, str) and shown.endswith("…"):
+        return isinstance(real, str) and real.startswith(shown[:-1])
+    return bool(shown == real)
+
+
+def test_the_tutorial_shows_what_the_project_answers(project: Project) -> None:
+    """Steps 8 to 11 of the tutorial: its user and ticket made by its own code, then each
+    of its ``curl`` requests, whose answer must say what the tutorial shows."""
+    text = TUTORIAL.read_text()
+    setup = re.search(r"```python\n# python manage.py shell\n(.*?)```", text, re.S)
+    assert setup is not None
+    pk = project.shell(
+        setup[1] + "\nimport json; print(json.dumps(Ticket.objects.latest('pk').pk))"
+    )
+    exchanges = tutorial_exchanges(text)
+    assert [(method, path) for method, path, _, _ in exchanges] == [
+        ("POST", "/api/token/"),
+        ("GET", "/api/tickets/1/"),
+        ("POST", "/api/tickets/1/start/"),
+        ("POST", "/api/tickets/1/start/"),
+    ]
+    headers: dict[str, str] = {}
+    for method, path, body, answer in exchanges:
+        path = path.replace("/tickets/1/", f"/tickets/{pk}/")
+        response = httpx2.request(
+            method, f"{project.url}{path}", json=body, headers=headers, timeout=30
+        )
+        real = response.json()
+        shown = json.loads(
+            SHOWN_ID.sub(rf"\g<1>{pk}", answer)
+            .replace(SHOWN_HOST, project.url)
+            .replace("/tickets/1/", f"/tickets/{pk}/")
+        )
+        assert shows(shown, real), (method, path, real)
+        if path == "/api/token/":
+            headers = {"Authorization": f"Bearer {real['access']}"}
 
 
 def test_a_transition_with_if_match_and_an_idempotency_key_replays(project: Project) -> None:

@@ -37,9 +37,8 @@ from affordances.constraints import (
     narrow_property,
 )
 from affordances.evaluation import Unavailable, evaluate
-from affordances.rest.openapi_bodies import openapi_dialect
+from affordances.rest.openapi_bodies import from_openapi, openapi_dialect
 from affordances.samples import sample_instance
-from affordances.schemas import from_openapi
 from affordances.testing import assert_constraints
 from tests.generic import bookings_api
 from tests.generic.bookings import Booking

@@ -14,7 +14,9 @@ or titled an excerpt.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.util
 import json
 import re
 import tomllib
@@ -251,12 +253,21 @@ ADOPTED = {
 }
 
 
+# What an adoption test runs besides the files: the tutorial's user and ticket (a
+# ``manage.py shell`` snippet), its commands and the answers it shows
+# (tests/test_adoption.py compares them with the project's).
+SHELL_MARK = "# python manage.py shell"
+ANSWER = 'title="the answer'
+
+
 @pytest.mark.parametrize("page", sorted(ADOPTED))
 def test_the_adopted_pages_are_whole_files_the_adoption_tests_write(page):
     blocks = FENCE.findall((DOCS / page).read_text())
     files = set()
     for _, language, info, code in blocks:
         first = code.lstrip().partition("\n")[0]
+        if page == "tutorial.md" and (language == "sh" or ANSWER in info or first == SHELL_MARK):
+            continue
         mark = FILE_MARK.match(first)
         assert language == "python" and not info.strip() and mark, (language, info, first)
         files.add(mark["path"])
@@ -269,5 +280,54 @@ def test_the_adopted_pages_are_whole_files_the_adoption_tests_write(page):
     ids=lambda p: p.stem,
 )
 def test_each_how_to_code_block_is_titled_an_excerpt(page):
+    run = RUN_AS_SHOWN.get(page.name, set())
     for _, language, info, code in FENCE.findall(page.read_text()):
+        title = re.search(r'title="([^"]*)"', info)
+        if title and title[1] in run:
+            continue
         assert 'title="excerpt' in info, f"{page.name}: ```{language}{info}\n{code[:80]}"
+
+
+# How-to blocks a test runs as they are shown, by title, and the test.
+RUN_AS_SHOWN = {
+    # demo_tests/test_docs_mcp_recipe.py: the script, and what it prints.
+    "mcp-hosts.md": {"client.py", "TOKEN=… python client.py, as support"},
+}
+
+
+# --- the site's search and its Python reference ------------------------------------------
+
+
+def test_the_search_finds_a_check_by_its_short_id() -> None:
+    plugins = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["plugins"]
+    (search,) = [p["search"] for p in plugins if isinstance(p, dict) and "search" in p]
+    words = re.split(search["separator"], "affordances.E044 (mcp-remote 0.15.1)")
+    assert {"affordances", "E044", "mcp", "remote", "0.15.1"} <= set(words)
+    # Each check is a heading: a search result of its own, ranked by its title.
+    page = (DOCS / "reference" / "checks.md").read_text()
+    listed = set(re.findall(r"`(?:affordances\.)?([EW]\d{3})`", page))
+    headed = set(
+        re.findall(
+            r"`(?:affordances\.)?([EW]\d{3})`", "\n".join(re.findall(r"^### .*$", page, re.M))
+        )
+    )
+    assert listed == headed, listed - headed
+
+
+def test_no_sphinx_role_is_left_in_the_rendered_docstrings() -> None:
+    """docs/extensions/rst_roles.py turns the docstrings' roles into Markdown for the
+    Python reference; a role it does not know would show as raw text there."""
+    pytest.importorskip("griffe")
+    spec = importlib.util.spec_from_file_location("rst_roles", DOCS / "extensions" / "rst_roles.py")
+    assert spec is not None and spec.loader is not None
+    rst_roles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rst_roles)
+    left = []
+    for source in sorted((ROOT / "affordances").rglob("*.py")):
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                docstring = ast.get_docstring(node)
+                if docstring:
+                    rendered = rst_roles.fenced(rst_roles.ROLE.sub(rst_roles.markdown, docstring))
+                    left += [f"{source.name}: {m}" for m in re.findall(r":\w+:`[^`]*`", rendered)]
+    assert not left, left

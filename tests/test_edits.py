@@ -499,14 +499,18 @@ def test_the_admins_change_form_saves_through_the_same_edit(project, people, tic
     assert Ticket.objects.get(pk=closed.pk).assignee == "ann"
 
 
-def test_an_admin_without_editable_fields_takes_the_registrations(project, tickets) -> None:
+def test_an_admin_without_editable_fields_takes_the_registrations(project, people, tickets) -> None:
     class PlainTicketAdmin(AffordanceAdminMixin, admin.ModelAdmin):
         pass
 
     model_admin = PlainTicketAdmin(Ticket, admin.AdminSite(name="plain"))
     request = RequestFactory().get("/")
+    request.user = people["dee"]
     assert model_admin.get_editable_fields(request, tickets["open"]) == {"assignee"}
     assert model_admin.get_editable_fields(request, tickets["closed"]) == set()
+    # The core's answer for this caller: none to one who may not change tickets.
+    request.user = people["vic"]
+    assert model_admin.get_editable_fields(request, tickets["open"]) == set()
 
 
 def test_history_names_the_edit_only_to_who_may_know_it(project, people, tickets) -> None:

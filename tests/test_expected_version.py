@@ -23,7 +23,7 @@ from jsonschema import Draft202012Validator
 from rest_framework.test import APIClient
 
 from affordances.catalog import get_catalog
-from affordances.schemas import tool_input_schema
+from affordances.mcp.tool_schemas import tool_input_schema
 from affordances.vocabulary import MAX_BIGINT
 from tests.generic import api as generic_api
 from tests.generic.models import Ticket

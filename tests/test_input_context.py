@@ -278,3 +278,47 @@ def test_two_fsm_fields_each_operation_reasons_from_its_own_field(bob, branches)
     assert refused.status_code == 409 and refused.json()["reason"] == "already_cleared"
     record = AuditRecord.objects.get(operation_name="clear_crate")
     assert (record.source_state, record.target_state) == ("pending", "cleared")
+
+
+def test_a_constraint_on_a_slug_input_is_checked_on_the_slug_and_audited_as_the_key(ann, branches):
+    """``via`` is a ``SlugRelatedField``: its constraint (``through_hubs``) names codes, as
+    the client sends them, on every face that validates; the audit keeps the key."""
+    client = api(ann)
+    hubs = ["Must be one of: north, south."]
+
+    def send(face: str, crate: Crate, via: str) -> tuple[bool, Any]:
+        if face == "rest":
+            response = client.post(
+                f"/api/crates/{crate.pk}/send/",
+                {"branch": str(branches.south.pk), "via": via},
+                format="json",
+            )
+            return response.status_code == 200, response.json()
+        result = mcp(
+            client,
+            "send_crate",
+            {"crateId": crate.pk, "branch": str(branches.south.pk), "via": via},
+        )
+        return result.get("isError") is not True, result["structuredContent"]
+
+    for face in ("rest", "mcp"):
+        crate = Crate.objects.create(origin=branches.east)
+        entry = next(
+            e
+            for e in client.get(f"/api/crates/{crate.pk}/").json()["affordances"]
+            if e["name"] == "send_crate"
+        )
+        assert entry["constraints"] == {"properties": {"via": {"enum": ["north", "south"]}}}
+        hal = client.get(f"/api/crates/{crate.pk}/", HTTP_ACCEPT="application/prs.hal-forms+json")
+        via = next(
+            p for p in hal.json()["_templates"]["send_crate"]["properties"] if p["name"] == "via"
+        )
+        assert via["options"]["inline"] == ["north", "south"]
+
+        ok, refused = send(face, crate, "east")  # a branch ann may see, not a hub
+        assert not ok and refused["errors"] == {"via": hubs}, (face, refused)
+        ok, sent = send(face, crate, "north")
+        assert ok, (face, sent)
+        record = AuditRecord.objects.get(operation_name="send_crate", object_id=str(crate.pk))
+        assert record.arguments["via"] == str(branches.north.pk)
+        assert Crate.objects.get(pk=crate.pk).via_branch == branches.north

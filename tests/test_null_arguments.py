@@ -1,7 +1,7 @@
 """The null rule and the provider view of an input schema, as plain functions.
 
 ``absent_nulls`` (affordances.arguments): a ``null`` for an optional argument is absent,
-on every face (docs/protocol.md#execution). ``tool_input_schema`` (affordances.schemas):
+on every face (docs/protocol.md#execution). ``tool_input_schema`` (affordances.mcp.tool_schemas):
 the catalog's input schema as the MCP tool list gives it to model providers
 (docs/protocol.md#mcp) — it may only widen the catalog's. The faces are exercised in
 ``demo_tests/test_null_arguments.py`` and ``demo_tests/test_providers.py``.
@@ -17,7 +17,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from affordances.arguments import absent_nulls
-from affordances.schemas import SchemaValidator, takes_null, tool_input_schema
+from affordances.mcp.tool_schemas import tool_input_schema
+from affordances.schemas import SchemaValidator, takes_null
 
 SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",

@@ -24,18 +24,17 @@ DEPENDENCIES = (
 PUBLIC_UNDERSCORED = {"_meta", "_state", "_default_manager", "_base_manager"}
 
 # Hooks of a framework's base class that a subclass of the library overrides, calling the
-# base's own. They go when the core's schema mapper replaces drf-spectacular's AutoSchema
-# hooks (issue 51: spectacular through its extension points only) and when
-# django-oauth-toolkit's registration view offers a public extension point.
+# base's own. The core maps serializers itself (affordances.fieldschema); the OpenAPI
+# face's AutoSchema still overrides these drf-spectacular hooks
+# (affordances.compat.spectacular.AUTOSCHEMA_HOOKS says why), and django-oauth-toolkit's
+# views offer no public extension point for theirs.
 PENDING = {
     ("rest/openapi.py", "_map_basic_serializer"),
-    ("rest/openapi.py", "_map_serializer_field"),
     ("rest/openapi.py", "_insert_field_validators"),
     ("rest/openapi.py", "_get_paginator"),
     ("rest/openapi.py", "_get_response_for_code"),
     ("rest/openapi.py", "_get_response_bodies"),
     ("rest/openapi.py", "_get_response_headers_for_code"),
-    ("rest/schema.py", "_get_filename"),
     ("mcp/oauth.py", "_load_application"),
     ("mcp/oauth.py", "_save_bearer_token"),
     ("mcp/registration.py", "_authenticate_registration_request"),

@@ -462,8 +462,8 @@ def test_the_compact_page_is_the_full_page_compacted_row_by_row(project):
 
 
 def test_a_shared_refusal_is_one_requests_and_never_the_next_ones(project):
-    """The entries are read-only, and shared within a request only: code that changes
-    one (against the rule) changes nothing another request answers."""
+    """The entries shared between rows are read-only (a change is refused), and shared
+    within a request only: nothing another request answers depends on them."""
     user = _user("esc", "escalate_ticket")
     tickets = list(Ticket.objects.filter(pk__in=_tickets("closed", "closed")).order_by("pk"))
 
@@ -476,7 +476,8 @@ def test_a_shared_refusal_is_one_requests_and_never_the_next_ones(project):
     refusals = [row["unavailableAffordances"] for row in first]
     assert refusals[0] == refusals[1] and refusals[0]
     pristine = [dict(entry) for entry in refusals[0]]
-    refusals[0][0]["reason"] = "changed by a careless reader"
+    with pytest.raises(TypeError, match="shared between rows"):
+        refusals[0][0]["reason"] = "changed by a careless reader"
     second = rows()
     for row in second:
         assert row["unavailableAffordances"] == pristine

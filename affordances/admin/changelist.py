@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
@@ -22,7 +23,8 @@ from django.utils.html import format_html_join
 from affordances import reads
 from affordances.admin.confirmations import bulk_confirmation_page, confirmed
 from affordances.admin.diagrams import state_diagram
-from affordances.admin.forms import operation_form_class, posted_arguments
+from affordances.admin.forms import admin_form, operation_form_class, posted_arguments
+from affordances.admin.prose import reference_description
 from affordances.catalog import get_catalog
 from affordances.entries import Shape, lists_for
 from affordances.execution import perform
@@ -65,6 +67,13 @@ class ChangeListAffordancesMixin:
     model: type[Model]
     admin_site: admin.AdminSite
 
+    @property
+    def media(self) -> forms.Media:
+        """Django's admin media, and the app's stylesheet (the Actions panel's buttons, the
+        change list's column): on every page the model admin renders."""
+        css = forms.Media(css={"all": ["affordances/admin/affordances.css"]})
+        return super().media + css  # type: ignore[misc, no-any-return]
+
     def _operations(self, user: Any) -> list[Operation]:
         return [op for op in get_catalog().transitions_for(self.model) if op.permits(user)]
 
@@ -78,10 +87,18 @@ class ChangeListAffordancesMixin:
         def available_operations(obj: Model) -> str:
             lists = lists_for(cache, request, request.user, type(obj), Shape.FULL)
             titles = [entry["title"] for entry in lists(obj)[0]] if lists is not None else []
-            return format_html_join(", ", "{}", ((title,) for title in titles)) or "—"
+            return (
+                format_html_join(
+                    ", ", '<span class="affordance-title">{}</span>', ((title,) for title in titles)
+                )
+                or "—"
+            )
 
         available_operations.short_description = "Available operations"  # type: ignore[attr-defined]
-        return [*base, available_operations]
+        # Beside the object's link (the first column), not after the project's columns: a
+        # list wider than the page scrolls sideways, and the operations must not be what
+        # scrolls out of sight (Django keeps foreign keys and dates on one line each).
+        return [*base[:1], available_operations, *base[1:]]
 
     def get_actions(self, request: HttpRequest, action_location: Any = None) -> dict[str, Any]:
         """The admin's actions, and on the change list one bulk action per operation.
@@ -167,6 +184,7 @@ class ChangeListAffordancesMixin:
             "opts": self.model._meta,
             "operation": operation,
             "form": form,
+            "adminform": admin_form(form),
             "objects": list(queryset.order_by("pk")),
             "action_name": f"operation_{operation.name}",
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
@@ -189,6 +207,7 @@ class ChangeListAffordancesMixin:
             "operations": [
                 {
                     "operation": op,
+                    "description": reference_description(op),
                     "input_schema": json.dumps(op.input_schema, indent=2, default=str),
                 }
                 for op in operations

@@ -9,18 +9,57 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.admin import helpers
+from django.utils.html import conditional_escape
 from rest_framework import serializers
 
 from affordances.inputs import InputField, html_moment, input_fields
+from affordances.problems import Problem
 
-__all__ = ["operation_form_class", "posted_arguments"]
+__all__ = ["admin_form", "limits", "operation_form_class", "posted_arguments", "show_problem"]
+
+
+def limits(item: InputField) -> str:
+    """The bounds an input takes on this object, for this user, in words ("At least 0.01
+    and at most 300.00."): said beside the input before it is submitted, not only in the
+    error after. The bounds are the narrowed ones (the constraint's and the input's own,
+    the tighter winning), as the execution path checks them."""
+    if item.kind in ("decimal", "integer"):
+        low, high = item.minimum, item.maximum
+    elif item.kind in ("date", "datetime"):
+        earliest = html_moment(item.earliest, item.kind)
+        latest = html_moment(item.latest, item.kind)
+        if earliest is not None and latest is not None:
+            return f"From {earliest} to {latest}."
+        if earliest is not None:
+            return f"From {earliest}."
+        return f"Until {latest}." if latest is not None else ""
+    elif item.kind in ("text", "textarea"):
+        if item.min_length and item.max_length:
+            return f"{item.min_length} to {item.max_length} characters."
+        if item.max_length:
+            return f"At most {item.max_length} characters."
+        return f"At least {item.min_length} characters." if item.min_length else ""
+    else:
+        return ""
+    if low is not None and high is not None:
+        return f"At least {low} and at most {high}."
+    if high is not None:
+        return f"At most {high}."
+    return f"At least {low}." if low is not None else ""
+
+
+def _help_text(item: InputField) -> str:
+    # Escaped: Django's admin renders a field's help text as HTML (|safe).
+    said = " ".join(part for part in (item.help_text, limits(item)) if part)
+    return str(conditional_escape(said))
 
 
 def _form_field(item: InputField) -> forms.Field:
     common: dict[str, Any] = {
         "required": item.required,
         "label": item.label,
-        "help_text": item.help_text,
+        "help_text": _help_text(item),
     }
     if item.kind == "choice":
         # Blank first, required or not: an untouched form must choose nothing (a required
@@ -92,3 +131,25 @@ def posted_arguments(data: Any, form_class: type[forms.Form]) -> dict[str, Any]:
         for name, value in data.items()
         if name in form_class.base_fields and value != ""
     }
+
+
+def admin_form(form: forms.Form) -> helpers.AdminForm:
+    """The form as Django's admin lays out its own: one aligned fieldset of the visible
+    inputs, rendered by the admin's ``includes/fieldset.html`` of the installed Django."""
+    visible = [field.name for field in form.visible_fields()]
+    # Django types AdminForm for a ModelForm; it reads only what every form has.
+    return helpers.AdminForm(form, [(None, {"fields": visible})], {})  # type: ignore[arg-type]
+
+
+def show_problem(form: forms.Form, problem: Problem) -> None:
+    """Put the execution path's verdict on the form, and only it: the execution path
+    validates every argument, once, for every face, so the form's own checks (Django's
+    "Ensure this value is less than or equal to 300.00.") would only say each error a
+    second time, in other words."""
+    form.errors.clear()  # validates the bound form (cleaned_data), then forgets its verdict
+    for field, errors in (problem.errors or {}).items():
+        target = field if field in form.fields else None
+        for error in errors:
+            form.add_error(target, error)
+    if not problem.errors:
+        form.add_error(None, problem.detail)

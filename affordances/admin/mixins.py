@@ -15,7 +15,6 @@ as new" never bypasses the model's create operation.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,18 +28,25 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from affordances import reads
+from affordances import changelog, reads
 from affordances.admin.changelist import (
     ChangeListAffordancesMixin,
     admin_represent,
     run_in_admin,
 )
 from affordances.admin.confirmations import confirmation_page, confirmed, preview_in_admin
-from affordances.admin.forms import operation_form_class, posted_arguments
+from affordances.admin.forms import (
+    admin_form,
+    operation_form_class,
+    posted_arguments,
+    show_problem,
+)
 from affordances.admin.live import notice_context, version_response
+from affordances.admin.prose import history_rows, operator_description
 from affordances.admin.refusals import MalformedRequestRefusalMixin
 from affordances.catalog import get_catalog
 from affordances.conf import ANY_STATE  # "*": every state, as in EDITABLE_FIELDS
+from affordances.edits import editable_now
 from affordances.entries import Shape, create_constraints, lists_for, operation_of
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.execution import (
@@ -49,7 +55,7 @@ from affordances.execution import (
     perform_edit,
     visible_locked,
 )
-from affordances.history import HistoryEntry, history
+from affordances.history import history
 from affordances.models import Interface
 from affordances.operations import Operation
 from affordances.problems import Problem, ProblemCode
@@ -122,13 +128,18 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
     def get_editable_fields(self, request: HttpRequest, obj: Model) -> set[str]:
         """The fields the change form may edit on ``obj`` as it is now.
 
-        From ``editable_fields`` by the object's state, else the registration's
-        ``EDITABLE_FIELDS``; a project may override it. The FSM fields and the version
-        field are removed from whatever it returns.
+        From ``editable_fields`` by the object's state, else the registration's edit —
+        the fields every face offers this caller on this object now, the one answer of
+        :func:`affordances.edits.editable_now` (none to a caller lacking its role
+        prerequisite or the change permission there); a project may override it. The
+        FSM fields and the version field are removed from whatever it returns.
         """
         declared = self.editable_fields
         if not declared:
-            return set(self._resource.editable_in(obj))
+            operation = get_catalog().edit_for(self.model)
+            if operation is None:
+                return set()
+            return set(editable_now(operation, obj, request.user) or ())
         return {*declared.get(ANY_STATE, ()), *declared.get(self._state(obj), ())}
 
     def _editable(self, request: HttpRequest, obj: Model) -> set[str]:
@@ -265,12 +276,31 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
             "affordances_available": available,
             "affordances_unavailable": unavailable,
             "affordances_version": self._version(obj),
-            "affordances_history": [
-                _history_row(entry) for entry in history(self._resource, obj, request.user)
-            ],
+            "affordances_history": history_rows(
+                self._resource, history(self._resource, obj, request.user)
+            ),
             "affordances_catalog_url": self._url("catalog"),
             **notice_context(self, request, obj, self._version(obj), form=False),
         }
+
+    def history_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """Django's History page, with the runs the library logged there
+        (affordances.changelog): a run of an operation this viewer may not know says only
+        its change of state, as the audit trail does."""
+        response = super().history_view(request, object_id, extra_context)  # type: ignore[misc]
+        actions = getattr(response, "context_data", None) or {}
+        if "action_list" in actions:
+            known = {op.name for op in get_catalog().for_user(request.user)}
+            hidden = {
+                op.title for op in get_catalog().for_model(self.model) if op.name not in known
+            }
+            for action in actions["action_list"]:
+                said = changelog.redacted(str(action.change_message), hidden)
+                if said is not None:
+                    action.change_message = said
+        return response  # type: ignore[no-any-return]
 
     def changeform_view(
         self,
@@ -406,7 +436,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
                     request=request,
                 )
             except Problem as problem:
-                _show_problem(form, problem)
+                show_problem(form, problem)
             else:
                 obj = reads.find(self._resource, request.user, outcome.body["id"], request=request)
                 self.message_user(  # type: ignore[attr-defined]
@@ -417,7 +447,9 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "operation": operation,
+            "description": operator_description(operation),
             "form": form,
+            "adminform": admin_form(form),
             "title": operation.title,
             "change_url": self._url("changelist"),
         }
@@ -457,7 +489,7 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
                 obj = run_in_admin(request, operation, obj, arguments)
             except Problem as problem:
                 if problem.code is ProblemCode.VALIDATION_ERROR:
-                    _show_problem(form, problem)
+                    show_problem(form, problem)
                     return self._render_operation_form(request, obj, operation, form, status=400)
                 self._message_refusal(request, operation, obj, problem)
                 return HttpResponseRedirect(change_url)
@@ -489,7 +521,9 @@ class AffordanceAdminMixin(ChangeListAffordancesMixin, MalformedRequestRefusalMi
             "opts": self.model._meta,
             "original": obj,
             "operation": operation,
+            "description": operator_description(operation),
             "form": form,
+            "adminform": admin_form(form),
             "title": f"{operation.title}: {obj}",
             "change_url": self._url("change", obj.pk),
             # The version this form would submit (a re-rendered form keeps the posted one).
@@ -530,25 +564,3 @@ def _form_field_names(model: type[Model]) -> list[str]:
 
 def _field_value(form: Any, name: str) -> Any:
     return form[name].value() if name in form.fields else None
-
-
-def _history_row(entry: HistoryEntry) -> dict[str, Any]:
-    if entry.operation is None:
-        return {"record": entry.record, "operation": "—", "arguments": "—"}
-    return {
-        "record": entry.record,
-        "operation": entry.operation,
-        "arguments": json.dumps(entry.arguments, sort_keys=True),
-    }
-
-
-def _show_problem(form: Any, problem: Problem) -> None:
-    """Put the execution path's verdict on the form, without repeating the form's own."""
-    for field, errors in (problem.errors or {}).items():
-        target = field if field in form.fields else None
-        shown = form.errors.get(target or "__all__", [])
-        for error in errors:
-            if error not in shown:
-                form.add_error(target, error)
-    if not problem.errors:
-        form.add_error(None, problem.detail)

@@ -1,5 +1,5 @@
-"""Interface C (docs/protocol.md#mcp-profiles): two stable tools over HAL-FORMS, ``read_resource``
-and ``submit_form``.
+"""The forms profile (docs/protocol.md#mcp-profiles): two stable tools over HAL-FORMS,
+``read_resource`` and ``submit_form``.
 
 The agent starts at the API entry point, follows links, and acts only through a
 template the resource offers *now*: ``submit_form`` reads the resource again and refuses
@@ -220,7 +220,7 @@ def _confirmed(
     first, as on the catalog's tools — the form is asked for (:class:`_Asking`), or
     refused where the client cannot show one (:class:`confirmations.Refused`), and the
     accepted answer submits at the version the person saw. The REST face runs a POST on
-    the call, so this is where interface C asks."""
+    the call, so this is where the forms profile asks."""
     located = locate(url)
     if located is None:
         return values

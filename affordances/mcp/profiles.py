@@ -17,7 +17,7 @@ __all__ = ["COMPACT", "FORMS", "HYBRID", "PROFILES", "STATIC", "Profile", "ToolS
 class ToolSetKind(StrEnum):
     # One tool per catalog operation the caller may know about (docs/protocol.md#mcp).
     CATALOG = "catalog"
-    # read_resource and submit_form over HAL-FORMS (docs/protocol.md#mcp-profiles, interface C).
+    # read_resource and submit_form over HAL-FORMS (docs/protocol.md#mcp-profiles).
     FORMS = "forms"
 
 
@@ -74,8 +74,8 @@ HYBRID = Profile(
     instructions=HYBRID_INSTRUCTIONS,
 )
 
-# Interface B-compact: B's tools and rules; an affordance names its tool and carries only
-# what varies, the rest is in the tool's definition.
+# The hybrid profile's tools and rules; an affordance names its tool and carries only what
+# varies, the rest is in the tool's definition (docs/protocol.md#compact).
 COMPACT_INSTRUCTIONS = _HYBRID_INSTRUCTIONS.format(
     compact="; absent when nothing is narrowed; the rest is in the tool's definition"
 )
@@ -97,7 +97,7 @@ idempotency_key_reused or idempotency_key_in_use. Pass `expectedVersion` (the ob
 `version`) to be refused with stale_version if it changed since you read it.
 """
 
-# Interface A (docs/protocol.md#mcp-profiles): the same tools, told nothing about what applies now.
+# The catalog's tools, told nothing about what applies now (docs/protocol.md#mcp-profiles).
 STATIC = Profile(
     name="static",
     title="Affordances (static catalog)",
@@ -116,8 +116,8 @@ after the action with fresh templates. A refusal is a problem with a `code`: on 
 stale_version or operation_not_available read the resource again and decide anew.
 """
 
-# Interface C (docs/protocol.md#mcp-profiles): two generic tools; everything else is in the
-# documents.
+# Two generic tools over HAL-FORMS; everything else is in the documents
+# (docs/protocol.md#mcp-profiles).
 FORMS = Profile(
     name="forms",
     title="Affordances (HAL-FORMS navigation)",

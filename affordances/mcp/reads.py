@@ -4,13 +4,11 @@ one read path, rendered as REST renders them."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
-from affordances import reads, routes
+from affordances import page_links, reads
 from affordances.mcp.context import Context
 from affordances.operations import Operation
 from affordances.resources import Resource
-from affordances.schemas import filter_query
 
 __all__ = ["is_item_read", "read"]
 
@@ -42,31 +40,17 @@ def _page(ctx: Context, resource: Resource, arguments: dict[str, Any]) -> dict[s
         size_argument="pageSize",
         request=ctx.request,
     )
-    # next/previous are the REST collection's own links, so both faces page alike: in
-    # the collection's own paging (a DRF paginator's, if it has one).
-    query = filter_query(filters)
+    # next/previous are the collection's own page links (affordances.page_links), so
+    # both faces page alike: in the collection's own paging (a DRF paginator's, if any).
     sized = "pageSize" in arguments
+
+    def link(number: int) -> str | None:
+        found = page_links.page_link(resource, filters, number, page.size, sized=sized)
+        return ctx.absolute(found) if found is not None else None
+
     return {
         "count": page.count,
-        "next": _link(ctx, resource, query, page.number + 1, page.size, sized)
-        if page.has_next
-        else None,
-        "previous": _link(ctx, resource, query, page.number - 1, page.size, sized)
-        if page.has_previous
-        else None,
+        "next": link(page.number + 1) if page.has_next else None,
+        "previous": link(page.number - 1) if page.has_previous else None,
         "results": ctx.represent_many(resource, page.objects),
     }
-
-
-def _link(
-    ctx: Context, resource: Resource, query: dict[str, Any], number: int, size: int, sized: bool
-) -> str | None:
-    path = routes.list_path(resource)
-    ask = getattr(routes.list_view(resource), "page_query", None)
-    if path is None or ask is None:
-        return None
-    paging = ask(number, size, sized=sized)
-    if paging is None:
-        return None  # the collection pages by cursor: no link says this page
-    query = {**query, **paging}
-    return ctx.absolute(path) + (f"?{urlencode(query, doseq=True)}" if query else "")

@@ -1,6 +1,6 @@
 """Ask the REST face itself: an internal request through Django's whole request stack.
 
-Interface C navigates the API as hypermedia. Rather than re-implementing what each URL
+The forms profile navigates the API as hypermedia. Rather than re-implementing what each URL
 serves, it sends the agent's request through the project's middleware and URL routing
 to the view a browser or client would reach, with the agent's own credentials (its
 ``Authorization`` header) and ``Accept: application/prs.hal-forms+json``. Whatever
@@ -35,7 +35,7 @@ class OutsideApi(ValueError):
 class Answer:
     status: int
     body: Any
-    # Where a redirect points (the C face follows the API's own redirects).
+    # Where a redirect points (the forms profile follows the API's own redirects).
     location: str | None = None
 
 

@@ -1,7 +1,7 @@
 """The catalog as MCP tools, and ``tools/call`` as the one execution path (docs/protocol.md#mcp).
 
 A tool is a catalog entry the caller may know about, rendered once more: same name,
-prose, schemas (the input as model providers take it, :func:`~affordances.schemas.
+prose, schemas (the input as model providers take it, :func:`~affordances.mcp.tool_schemas.
 tool_input_schema`) and hints, plus the operation URN in ``_meta``. Calling it reads (as
 REST reads) or runs ``perform``/``perform_create(..., via="mcp")`` (an edit,
 ``edit_{resource}``, through ``perform`` as a transition); a refusal is a
@@ -21,11 +21,11 @@ from affordances.arguments import absent_nulls, schema_errors
 from affordances.catalog import get_catalog
 from affordances.entries import Shape, shaped_schema
 from affordances.mcp import confirmations, reads
+from affordances.mcp.tool_schemas import tool_input_schema
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError, dumps
 from affordances.models import Interface
 from affordances.operations import Operation
 from affordances.problems import PROBLEM_SCHEMA, Problem
-from affordances.schemas import tool_input_schema
 from affordances.vocabulary import DIALECT
 
 if TYPE_CHECKING:

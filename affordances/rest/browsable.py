@@ -5,6 +5,12 @@ on this route (``offered_input``, as OPTIONS does): the create input on a collec
 only to a caller who may create, a transition route's own input only while the
 operation is available to them; nothing otherwise.
 
+The action panel also lists the operations that do not apply now, with their reasons:
+the representation's own ``unavailableAffordances``, so never one the caller may not
+know about. The catalog's page reads as titles and descriptions by resource, its JSON
+folded below. Form controls are labelled (:class:`LabelledFormRenderer`), and the page
+is the library's copy of DRF's base (``affordances/rest/base.html``, with ``lang``).
+
 An object's page hears when the object changes, as the admin's pages do
 (``affordances.admin.live``, the same script): while it is visible it asks the object's
 version every 700 ms — a GET of the object itself, as JSON without affordances, the
@@ -15,19 +21,93 @@ stale form.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from rest_framework.renderers import BrowsableAPIRenderer
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from rest_framework import serializers
+from rest_framework.renderers import BrowsableAPIRenderer, HTMLFormRenderer
 from rest_framework.request import override_method
 from rest_framework.settings import api_settings
+from rest_framework.utils.field_mapping import ClassLookupDict
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from affordances.catalog import get_catalog
 from affordances.events import POLL_MILLISECONDS
 from affordances.rest.forms import narrowed_input
 
-__all__ = ["AffordancesBrowsableAPIRenderer"]
+__all__ = ["AffordancesBrowsableAPIRenderer", "LabelledFormRenderer"]
+
+
+# The templates of DRF's horizontal pack that hold one control, written with the control's
+# id and a label that names it (affordances/rest/fields/): DRF's own labels have no
+# ``for``, so a screen reader announces the control unnamed.
+_LABELLED = frozenset(
+    {"input.html", "select.html", "select_multiple.html", "textarea.html", "checkbox.html"}
+)
+
+
+class LabelledFormRenderer(HTMLFormRenderer):
+    """DRF's form renderer whose controls are labelled (``<label for>`` and ``id``): the
+    ids start with ``prefix``, one per form, as a page holds several forms with the same
+    field names."""
+
+    default_style = ClassLookupDict(
+        {
+            kind: (
+                {**style, "template": f"affordances/rest/fields/{style['base_template']}"}
+                if style.get("base_template") in _LABELLED
+                else style
+            )
+            for kind, style in HTMLFormRenderer.default_style.mapping.items()
+        }
+    )
+
+    def __init__(self, prefix: str) -> None:
+        self.id_prefix = prefix
+
+
+def _paragraphs(text: str) -> SafeString:
+    """A description as paragraphs, its `code` spans as <code> (escaped first)."""
+    blocks = [block.strip() for block in str(text).split("\n\n") if block.strip()]
+    # Safe: every block is escaped before <code> and <p> are added around its pieces.
+    return mark_safe(
+        "".join(
+            "<p>" + _CODE.sub(r"<code>\1</code>", str(escape(block))) + "</p>" for block in blocks
+        )
+    )
+
+
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _catalog(data: Any) -> list[dict[str, Any]]:
+    """The catalog (``{"operations": [...]}``) for people: by resource, each operation's
+    title, description and states first; the page folds the JSON below. [] elsewhere."""
+    operations = data.get("operations") if isinstance(data, dict) else None
+    if not isinstance(operations, list) or not all(
+        isinstance(entry, dict) and "title" in entry and "name" in entry for entry in operations
+    ):
+        return []
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for entry in operations:
+        transition = entry.get("transition") or {}
+        states = ""
+        if transition.get("source") and transition.get("target"):
+            states = f"{', '.join(transition['source'])} → {', '.join(transition['target'])}"
+        groups.setdefault(str(entry.get("resource", "")), []).append(
+            {
+                "name": entry["name"],
+                "title": entry["title"],
+                "kind": entry.get("kind", ""),
+                "method": entry.get("method", ""),
+                "states": states,
+                "description": _paragraphs(entry.get("description") or ""),
+            }
+        )
+    return [{"resource": name, "operations": found} for name, found in groups.items()]
 
 
 class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
@@ -38,6 +118,21 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
     """
 
     template = "affordances/api.html"
+    accepted_media_type: str  # set by DRF's render(), before any form is rendered
+    _forms_rendered = 0
+
+    def render_form_for_serializer(self, serializer: Any) -> Any:
+        # DRF's, with labelled controls, each form's ids its own.
+        if isinstance(serializer, serializers.ListSerializer):
+            return None
+        if hasattr(serializer, "initial_data"):
+            serializer.is_valid()
+        self._forms_rendered += 1
+        return LabelledFormRenderer(f"form{self._forms_rendered}-").render(
+            serializer.data,
+            self.accepted_media_type,
+            {"style": {"template_pack": "rest_framework/horizontal"}},
+        )
 
     def show_form_for_method(self, view: Any, method: str, request: Any, obj: Any) -> bool:
         if not super().show_form_for_method(view, method, request, obj):
@@ -63,6 +158,8 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
         context = super().get_context(data, accepted_media_type, renderer_context)
         request = renderer_context.get("request")
         context["affordance_forms"] = self._affordance_forms(data, request)
+        context["affordances_unavailable"] = self._unavailable(data)
+        context["affordances_catalog"] = _catalog(data)
         context["affordances_live"] = self._change_notice(
             data, renderer_context, forms=bool(context["affordance_forms"])
         )
@@ -102,6 +199,32 @@ class AffordancesBrowsableAPIRenderer(BrowsableAPIRenderer):
             "noun": noun,
             "form": forms,
         }
+
+    def _unavailable(self, data: Any) -> list[dict[str, str]]:
+        """The operations the representation says do not apply now, with their reasons:
+        its own ``unavailableAffordances`` (only those the caller may know about), and
+        none when the shape asked for has no such list (``?affordances=none``)."""
+        entries = data.get("unavailableAffordances") if isinstance(data, dict) else None
+        if not isinstance(entries, list):
+            return []
+        catalog = get_catalog()
+        shown = []
+        for entry in entries:
+            if not isinstance(entry, dict) or not isinstance(entry.get("reason"), str):
+                continue
+            operation = catalog.lookup(entry.get("name", ""))
+            if operation is None:
+                continue
+            shown.append(
+                {
+                    "name": operation.name,
+                    "title": str(operation.title),
+                    "reason": entry["reason"],
+                    # ``payment_not_authorized`` → "payment not authorized", as the admin says it.
+                    "sentence": entry["reason"].replace("_", " "),
+                }
+            )
+        return shown
 
     def _affordance_forms(self, data: Any, request: Any) -> list[dict[str, Any]]:
         if not isinstance(data, dict) or not isinstance(data.get("affordances"), list):

@@ -47,7 +47,7 @@ def _check_routes(catalog: Any) -> list[checks.CheckMessage]:
         messages.append(
             checks.Warning(
                 f"No URL named {routes.ENTRY_POINT}: the API's entry point and the catalog "
-                "(GET /operations/) are not served, and interface C has nowhere to start.",
+                "(GET /operations/) are not served, and MCP's forms profile has nowhere to start.",
                 hint="Include a ResourceRouter's URLs: path('api/', include(router.urls)) "
                 f"(they carry the catalog's endpoints, in the {routes.NAMESPACE!r} "
                 "namespace; affordances.rest.urls is not included on its own).",
@@ -84,7 +84,7 @@ def _check_renderers() -> list[checks.CheckMessage]:
     renderers: list[Any] = list(api_settings.DEFAULT_RENDERER_CLASSES)  # classes, not paths
     messages: list[checks.CheckMessage] = []
     for renderer, consequence, check_id in (
-        (HalFormsRenderer, " (and interface C reads nothing)", "affordances.W005"),
+        (HalFormsRenderer, " (and MCP's forms profile reads nothing)", "affordances.W005"),
         (HalRenderer, "", "affordances.W007"),
     ):
         if any(issubclass(cls, renderer) for cls in renderers):

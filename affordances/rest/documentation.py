@@ -15,14 +15,11 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
 from rest_framework import serializers
 
 from affordances.caches import cached
+from affordances.page_links import PAGE_PARAM, PAGE_SIZE_PARAM
 from affordances.resources import Resource
 from affordances.schemas import filter_schema
 
 __all__ = ["PAGE_PARAM", "PAGE_SIZE_PARAM", "list_parameters", "page_serializer"]
-
-# The list's query parameters that are not filters.
-PAGE_PARAM = "page"
-PAGE_SIZE_PARAM = "page_size"
 
 
 def _filter_parameters(resource: Resource) -> list[OpenApiParameter]:

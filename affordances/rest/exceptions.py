@@ -40,6 +40,7 @@ from affordances.problems import (
     problem_type,
     title_of,
 )
+from affordances.rest.front_door import login_page, prefers_html
 from affordances.rest.negotiation import ContentNegotiation
 from affordances.rest.openapi import AutoSchema
 from affordances.rest.parsers import PARSER_CLASSES, RequestTooLarge
@@ -52,6 +53,7 @@ __all__ = [
     "not_found_response",
     "not_found_view",
     "problem_exception_handler",
+    "refusal_at",
     "unauthenticated",
     "unmatched_route_view",
 ]
@@ -152,33 +154,42 @@ _NO_CREDENTIALS = "Authentication credentials were not provided."
 _INVALID_CREDENTIALS = "The credentials are invalid or expired."
 
 
-def unauthenticated(exc: exceptions.APIException, challenge: str | None) -> HttpResponse:
+def unauthenticated(
+    exc: exceptions.APIException, challenge: str | None, request: HttpRequest | None = None
+) -> HttpResponse:
     """The one answer to a caller without valid credentials, on every URL of the app.
 
-    Plain bytes, not a negotiated DRF response: whatever the method, ``Accept`` or
-    ``format``, and whether the route exists or not, the answer is the same. As DRF
-    does, it is a 403 when no authentication class offers a challenge.
+    Plain bytes, not a negotiated DRF response: whether the route exists or not, the
+    answer is the same. As DRF does, it is a 403 when no authentication class offers a
+    challenge. A browser (:func:`~affordances.rest.front_door.prefers_html`, given the
+    ``request``) gets the same status and challenge as a page with a login link instead
+    of the problem document; every other request (another method, ``Accept`` or
+    ``format``) gets the problem.
     """
     status = 401 if challenge else 403
-    body = {
+    # One wording per case, never the authentication class's own: "User is inactive" or
+    # "User not found" would tell which accounts exist.
+    failed = isinstance(exc, exceptions.AuthenticationFailed)
+    detail = _INVALID_CREDENTIALS if failed else _NO_CREDENTIALS
+    if request is not None and prefers_html(request):
+        response = login_page(request, status=status, detail=detail)
+    else:
+        response = _problem_response(_not_authenticated(status, detail), status)
+    if challenge:
+        response["WWW-Authenticate"] = challenge
+    patch_vary_headers(response, ["Accept", "Authorization", "Cookie"])
+    patch_cache_control(response, private=True, no_cache=True)
+    return response
+
+
+def _not_authenticated(status: int, detail: str) -> dict[str, Any]:
+    return {
         "type": problem_type(ProblemCode.NOT_AUTHENTICATED),
         "title": title_of(ProblemCode.NOT_AUTHENTICATED),
         "status": status,
         "code": ProblemCode.NOT_AUTHENTICATED.value,
-        # One wording per case, never the authentication class's own: "User is
-        # inactive" or "User not found" would tell which accounts exist.
-        "detail": (
-            _INVALID_CREDENTIALS
-            if isinstance(exc, exceptions.AuthenticationFailed)
-            else _NO_CREDENTIALS
-        ),
+        "detail": detail,
     }
-    response = _problem_response(body, status)
-    if challenge:
-        response["WWW-Authenticate"] = challenge
-    patch_vary_headers(response, ["Authorization", "Cookie"])
-    patch_cache_control(response, private=True, no_cache=True)
-    return response
 
 
 _UNSET = object()
@@ -297,10 +308,11 @@ class ProblemResponsesMixin:
         of valid credentials (``request`` is DRF's); None to go on."""
         view: Any = self
         challenge = view.get_authenticate_header(request)
+        asked = django_request(request)
         try:
             user = caller(request)
         except (exceptions.NotAuthenticated, exceptions.AuthenticationFailed) as exc:
-            return _plain(unauthenticated(exc, challenge))
+            return _plain(unauthenticated(exc, challenge, asked))
         except exceptions.APIException:
             return None  # not about credentials: DRF answers it as usual
         if not getattr(user, "is_authenticated", False):
@@ -309,7 +321,7 @@ class ProblemResponsesMixin:
             except exceptions.APIException:
                 denied = True
             if denied:
-                return _plain(unauthenticated(exceptions.NotAuthenticated(), challenge))
+                return _plain(unauthenticated(exceptions.NotAuthenticated(), challenge, asked))
         return None
 
 
@@ -346,6 +358,18 @@ def _refusal_above(func: Any, request: HttpRequest) -> HttpResponse | None:
     view.args, view.kwargs = (), {}
     view.request = view.initialize_request(request)
     return view.credentials_refusal(view.request)  # type: ignore[no-any-return]
+
+
+def refusal_at(path: str, request: HttpRequest) -> HttpResponse | None:
+    """What the app's view at ``path`` answers this request's caller for want of valid
+    credentials (:func:`unauthenticated`), or None when it would serve them or ``path``
+    is not one of the app's views. A documentation page (Swagger UI, Redoc) asks it of
+    the schema's URL, to say that it needs a login instead of failing to load."""
+    try:
+        match = resolve(path)
+    except Resolver404:
+        return None
+    return _refusal_above(match.func, request)
 
 
 def _not_found() -> HttpResponse:

@@ -43,6 +43,10 @@ def narrowed_input(
     narrow_related(serializer, user, request)
     required = set(constraints.get("required", []))
     properties = constraints.get("properties", {})
+    for name, narrowed in properties.items():
+        if narrowed is False:
+            # Ruled out for this object now (an edit's field, by its state): not offered.
+            serializer.fields.pop(name, None)
     for item in input_fields(type(serializer), constraints):
         field = serializer.fields.get(item.name)
         if field is None:

@@ -39,12 +39,16 @@ from affordances.catalog import get_catalog
 from affordances.constraints import narrow_property
 from affordances.encoding import canonical_json
 from affordances.entries import create_constraints
+from affordances.fieldschema import add_text_rules
 from affordances.idempotency import MAX_KEY_LENGTH
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Kind
 from affordances.problems import PROBLEM_CONTENT_TYPE, PROBLEM_SCHEMA
 from affordances.protocol import PROTOCOL_VERSION, SCHEMA_NAMES
-from affordances.rest import paging
+from affordances.rest import (
+    openapi_fields,  # noqa: F401  (registers the field extensions)
+    paging,
+)
 from affordances.rest.documentation import list_parameters, page_serializer
 from affordances.rest.openapi_bodies import (
     AFFORDANCE_LIST_PROPERTIES,
@@ -53,17 +57,16 @@ from affordances.rest.openapi_bodies import (
     HAL,
     HAL_FORMS,
     SCHEMA_DOCUMENT,
+    from_openapi,
     openapi_dialect,
     ref,
 )
 from affordances.rest.problem_documents import (
     BODY_COMPONENT_ATTRIBUTE,
-    PROBLEM_DOCUMENTS_ATTRIBUTE,
     ProblemSerializer,
 )
 from affordances.rest.renderers import HAL_MEDIA_TYPE
 from affordances.rest.serializers import AffordancesMixin
-from affordances.schemas import add_text_rules, decimal_schema, from_openapi
 from affordances.vocabulary import version_schema
 
 __all__ = ["ERROR_STATUSES", "AutoSchema", "caller_key", "postprocess"]
@@ -85,27 +88,6 @@ class AutoSchema(SpectacularAutoSchema):
             # entries (not required: ?affordances=none leaves them out).
             schema.setdefault("properties", {}).update(AFFORDANCE_LIST_PROPERTIES)
         return schema
-
-    def _map_serializer_field(
-        self, field: Any, direction: str, bypass_extensions: bool = False
-    ) -> Any:
-        schema = super()._map_serializer_field(  # type: ignore[no-untyped-call]
-            field, direction, bypass_extensions
-        )
-        if (
-            direction == "request"
-            and self._runs_operations()
-            and isinstance(field, serializers.DecimalField)
-            and isinstance(schema, dict)
-            and schema.get("type") == "string"
-        ):
-            return _decimal_request(field, schema)
-        return schema
-
-    def _runs_operations(self) -> bool:
-        """An app view: its inputs go through ``validate_arguments`` (plain decimals only);
-        DRF alone also takes ``"1e2"`` or ``" 12 "``, which spectacular's mapping allows."""
-        return bool(getattr(self.view, PROBLEM_DOCUMENTS_ATTRIBUTE, False))
 
     def _insert_field_validators(self, field: Any, schema: dict[str, Any]) -> None:
         super()._insert_field_validators(field, schema)  # type: ignore[no-untyped-call]
@@ -395,13 +377,6 @@ def _lists_affordances(serializer: Any) -> bool:
 def _resource_of(view: Any) -> Any:
     model = getattr(view, "model", None)
     return get_catalog().resource_for(model) if model is not None else None
-
-
-def _decimal_request(field: serializers.DecimalField, mapped: dict[str, Any]) -> dict[str, Any]:
-    """The decimal rule's one schema (:func:`affordances.schemas.decimal_schema`): a JSON
-    number or a plain decimal string, each within the field's digits and bounds."""
-    schema: dict[str, Any] = openapi_dialect(decimal_schema(field, mapped))
-    return schema
 
 
 ERROR_STATUSES = {

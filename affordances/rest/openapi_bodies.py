@@ -16,6 +16,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from affordances.fieldschema import FORMATS, nullable
 from affordances.protocol import protocol_schemas
 
 __all__ = [
@@ -64,6 +65,32 @@ def openapi_dialect(node: Any) -> Any:
         if len(out["anyOf"]) == 1:
             out.update(out.pop("anyOf")[0])
     return out
+
+
+def from_openapi(node: Any) -> Any:
+    """An OpenAPI 3.0 schema object as JSON Schema 2020-12 (what :func:`openapi_dialect`
+    writes, read back): ``nullable`` as a ``null`` branch, boolean exclusive bounds as
+    numbers, ``x-formatMinimum``/``x-formatMaximum`` as the keywords; formats JSON Schema
+    does not define (``decimal``, ``int64``) and drf-spectacular's enum ids left out. What
+    the document's own schemas are narrowed in (:func:`affordances.constraints.narrow_property`)."""
+    if isinstance(node, list):
+        return [from_openapi(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: from_openapi(value) for key, value in node.items()}
+    if out.get("format") is not None and out["format"] not in FORMATS:
+        out.pop("format")
+    is_nullable = out.pop("nullable", False)
+    for exclusive, bound in (("exclusiveMaximum", "maximum"), ("exclusiveMinimum", "minimum")):
+        if out.get(exclusive) is True and bound in out:
+            out[exclusive] = out.pop(bound)
+        elif out.get(exclusive) is False:
+            out.pop(exclusive)
+    out.pop("x-spec-enum-id", None)
+    for key in ("formatMinimum", "formatMaximum"):
+        if f"x-{key}" in out:
+            out[key] = out.pop(f"x-{key}")
+    return nullable(out) if is_nullable else out
 
 
 def _typed(node: Any) -> Any:

@@ -42,7 +42,6 @@ __all__ = [
     "is_driven",
     "narrow",
     "own_cursor_ordering",
-    "page_query",
     "paginate",
     "paginator_for",
     "paging_parameters",
@@ -178,26 +177,6 @@ def _stable_class(mixin: type[Any], project_class: type[Any]) -> type[Any]:
 
 def _terms(ordering: Any) -> tuple[str, ...]:
     return (ordering,) if isinstance(ordering, str) else tuple(ordering)
-
-
-def page_query(paginator: BasePagination | None, number: int, size: int) -> dict[str, Any] | None:
-    """The query parameters asking ``paginator`` for the app's page ``number`` of ``size``
-    objects (where MCP's list tools link their pages), or None when it has no way to say
-    it: a cursor, or a page size that differs from its own and that it takes no
-    parameter for."""
-    if isinstance(paginator, LimitOffsetPagination):
-        query: dict[str, Any] = {paginator.limit_query_param: size}
-        if number > 1:
-            query[paginator.offset_query_param] = (number - 1) * size
-        return query
-    if isinstance(paginator, PageNumberPagination):
-        query = {paginator.page_query_param: number} if number > 1 else {}
-        if size != paginator.page_size:
-            if not paginator.page_size_query_param:
-                return None
-            query[paginator.page_size_query_param] = size
-        return query
-    return None
 
 
 def paging_parameters(paginator: BasePagination | None) -> set[str]:

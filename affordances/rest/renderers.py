@@ -29,6 +29,7 @@ from affordances.caches import Cache
 from affordances.catalog import get_catalog
 from affordances.encoding import fast_json
 from affordances.entries import AFFORDANCE_LISTS, create_constraints
+from affordances.evaluation import Constraints, spelling
 from affordances.inputs import InputField, html_moment, input_fields
 from affordances.names import HAL_FORMS_MEDIA_TYPE
 from affordances.operations import Operation
@@ -130,6 +131,16 @@ def _absolute(request: Any, path: str | None) -> str | None:
 _NO_CONSTRAINTS: dict[str, Any] = {}  # read only
 
 
+def _spelled(constraints: dict[str, Any]) -> bytes | str:
+    """What tells constraints apart: the spelling a request keeps them by, or their own."""
+    key = constraints.key if isinstance(constraints, Constraints) else None
+    return spelling(constraints) if key is None else key
+
+
+def _same(kept: dict[str, Any], constraints: dict[str, Any]) -> bool:
+    return kept is constraints or kept == constraints
+
+
 # Each operation's form without its version and target, per constraint (by its exact
 # spelling: repr tells 1 and "1", 1.0 and 1, true and 1 apart) and language, for the
 # process: built from affordances.inputs' fields, which are fixed as the catalog is, and
@@ -142,9 +153,9 @@ _FORMS: Cache[_FormKey, dict[str, Any]] = Cache(
 
 
 class _Form:
-    """A form the rows of a document share: the same operation, constraints object and
-    version, without its target. ``constraints`` is kept with it, so that the object's
-    id is not reused while the document is built."""
+    """A form the rows of a document share: the same operation, constraints and version,
+    without its target. ``constraints`` is kept with it: a row shares it only with equal
+    constraints (a spelling alone does not tell an enum member from its value)."""
 
     __slots__ = ("constraints", "form", "name", "opened")
 
@@ -204,8 +215,8 @@ class _Document:
         self.share = share
         self.catalog = get_catalog()
         self._forms: dict[_FormKey, dict[str, Any]] = {}
-        # (operation name, id of its constraints, version) → the form rows share.
-        self._versioned: dict[tuple[str, int, Any], _Form] = {}
+        # (operation name, its constraints' spelling, version) → the form rows share.
+        self._versioned: dict[tuple[str, bytes | str, Any], _Form] = {}
 
     @cached_property
     def collection_url(self) -> str | None:
@@ -233,17 +244,17 @@ class _Document:
         return template
 
     def _shared(self, operation: Operation, constraints: dict[str, Any], version: Any) -> _Form:
-        """The form of the rows with the same constraints object (a request's lists share
-        them) and version: the whole form but its target."""
-        by_object = (operation.name, id(constraints), version)
-        known = self._versioned.get(by_object)
-        if known is None or known.constraints is not constraints:
+        """The form of the rows with the same constraints (a request's lists share them)
+        and version: the whole form but its target."""
+        by_spelling = (operation.name, _spelled(constraints), version)
+        known = self._versioned.get(by_spelling)
+        if known is None or not _same(known.constraints, constraints):
             form = self._form(operation, constraints)
             properties = list(form["properties"])
             if version is not None:
                 properties.append(_version_property(version))
             known = _Form(constraints, {**form, "properties": properties}, operation.name)
-            self._versioned[by_object] = known
+            self._versioned[by_spelling] = known
         return known
 
     def _form(self, operation: Operation, constraints: dict[str, Any]) -> dict[str, Any]:
@@ -282,8 +293,8 @@ class _Document:
             target = affordance.get("target")
             if self.share:
                 # The form of an earlier row, found without the catalog.
-                known = versioned.get((affordance["name"], id(constraints), version))
-                if known is None or known.constraints is not constraints:
+                known = versioned.get((affordance["name"], _spelled(constraints), version))
+                if known is None or not _same(known.constraints, constraints):
                     operation = self.catalog.lookup(affordance["name"])
                     if operation is None:
                         continue

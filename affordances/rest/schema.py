@@ -27,6 +27,7 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.http import HttpResponse
 from django.utils import translation
+from drf_spectacular.settings import spectacular_settings
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.request import Request
@@ -86,9 +87,13 @@ class SchemaView(ProblemResponsesMixin, SpectacularAPIView):
         known = {*(api_settings.ALLOWED_VERSIONS or ()), api_settings.DEFAULT_VERSION}
         return version if version is not None and version in known else None
 
-    def _get_filename(self, request: Request, version: Any) -> str:
-        # A header value: nothing that could end the quoted string or the header line.
-        name = super()._get_filename(request, version)  # type: ignore[no-untyped-call]
+    def download_name(self, request: Request, version: Any) -> str:
+        """The file name of ``Content-Disposition``: drf-spectacular's (its ``TITLE``, the
+        version, the negotiated format), as a header value — nothing that could end the
+        quoted string or the header line."""
+        title = spectacular_settings.TITLE or "schema"
+        suffix = self.perform_content_negotiation(request, force=True)[0].format
+        name = f"{title}{f' ({version})' if version else ''}.{suffix}"
         return "".join(char for char in name if char.isprintable() and char not in '"\\')
 
     def _get_schema_response(self, request: Request) -> HttpResponse:
@@ -125,7 +130,7 @@ class SchemaView(ProblemResponsesMixin, SpectacularAPIView):
         else:
             schema, etag, _size = generate()
         headers = {
-            "Content-Disposition": f'inline; filename="{self._get_filename(request, version)}"',
+            "Content-Disposition": f'inline; filename="{self.download_name(request, version)}"',
             "ETag": etag,
         }
         etag = headers["ETag"] = representation_etag(request, etag)

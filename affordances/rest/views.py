@@ -88,6 +88,9 @@ class EntryPointView(ProblemResponsesMixin, APIView):
     """``GET /api/``: links to every registered collection and to the catalog."""
 
     affordances_body_component = ENTRY_POINT
+    # What the browsable API and OPTIONS say (the docstring is for developers).
+    name = "API entry point"
+    description = "Links to the collections and to the catalog of the operations you may use."
 
     @extend_schema(
         operation_id="entry_point",
@@ -110,6 +113,8 @@ class OperationListView(ProblemResponsesMixin, APIView):
     deterministic."""
 
     affordances_body_component = CATALOG
+    name = "Operation catalog"
+    description = "The operations you may use, what each does and when it applies."
 
     @extend_schema(
         operation_id="operations_list",
@@ -133,6 +138,8 @@ class OperationDetailView(ProblemResponsesMixin, APIView):
     """One catalog entry, by name or URN; unknown and not permitted look the same."""
 
     affordances_body_component = "CatalogEntry"
+    name = "Operation"
+    description = "One operation of the catalog: what it does and what it takes."
 
     @extend_schema(
         operation_id="operations_retrieve",

@@ -19,7 +19,6 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.core.validators import RegexValidator
 from django.db import models
-from django.forms.utils import pretty_name
 from django.http import Http404, QueryDict
 from rest_framework import exceptions, serializers, viewsets
 from rest_framework.metadata import BaseMetadata, SimpleMetadata
@@ -32,6 +31,7 @@ from affordances import reads, routes, tracing
 from affordances.arguments import NoArguments
 from affordances.catalog import get_catalog
 from affordances.constraints import conjoined_pattern
+from affordances.edits import editable_now
 from affordances.encoding import jsonable
 from affordances.entries import shaped
 from affordances.execution import Outcome, may_create, perform, perform_create
@@ -250,19 +250,6 @@ class ListResourceMixin:
             self._paginator = paging.paginator_for(self, self.resource)  # type: ignore[attr-defined]
         return self._paginator
 
-    @classmethod
-    def page_query(cls, number: int, size: int, *, sized: bool) -> dict[str, Any] | None:
-        """The query string's parameters that ask this list for page ``number`` of
-        ``size`` objects in the app's own paging (MCP's list tools link their pages here;
-        ``sized``: the size was asked for). None: its paginator cannot say it (a cursor)."""
-        paginator = paging.paginator_for(cls, get_catalog().registered(cls.model))
-        if paginator is not None:
-            return paging.page_query(paginator, number, size)
-        query: dict[str, Any] = {PAGE_SIZE_PARAM: size} if sized else {}
-        if number > 1:
-            query[PAGE_PARAM] = number
-        return query
-
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         resource: Resource = self.resource  # type: ignore[attr-defined]
         params = request.query_params
@@ -464,9 +451,19 @@ class TransitionActionsMixin:
             operation is None or not operation.permits(_caller(request))
         )
 
+    def get_view_name(self) -> str:
+        # A transition route is named for its operation ("Cancel order"): the browsable
+        # API's title and breadcrumb, OPTIONS's name. Only a caller who may use it gets
+        # this far (a hidden route answers 404 first).
+        _, operation = self._route_operation()
+        if operation is not None:
+            return str(operation.title)
+        return super().get_view_name()  # type: ignore[misc, no-any-return]
+
     def get_extra_action_url_map(self) -> dict[str, str]:
         """The browsable API's "Extra Actions" menu: the view's own actions and, on an
-        object, the routes of the caller's operations (none it may not know about)."""
+        object, the routes of the caller's operations by their titles (none it may not
+        know about)."""
         urls: dict[str, str] = dict(super().get_extra_action_url_map())  # type: ignore[misc]
         if not getattr(self, "detail", False):
             return urls
@@ -480,7 +477,9 @@ class TransitionActionsMixin:
             if operation.permits(user):
                 path = routes.operation_path(operation, pk)
                 if path is not None:
-                    label = pretty_name(f"transition_{operation.method_name}")
+                    label = str(operation.title)
+                    if label in urls:  # two operations with one title: tell them apart
+                        label = f"{label} ({operation.name})"
                     urls[label] = self.request.build_absolute_uri(path)  # type: ignore[attr-defined]
         return urls
 
@@ -522,6 +521,23 @@ class EditResourceMixin:
     def _may_edit(self) -> bool:
         operation = self._edit_operation()
         return operation is not None and operation.permits(_caller(self.request))
+
+    def _may_edit_here(self) -> bool:
+        """Whether the caller may edit the object this route names: model-wide, or — where
+        an object backend answers per object — on this object, as its affordances say
+        (:func:`affordances.edits.editable_now`; a hidden or missing one: no)."""
+        operation = self._edit_operation()
+        user = _caller(self.request)
+        if operation is None or user is None:
+            return False
+        holding = operation.holding(user)
+        if holding.everywhere or not holding.anywhere:
+            return holding.everywhere
+        try:
+            instance = self.get_object()  # type: ignore[attr-defined]
+        except (Problem, Http404, exceptions.APIException):
+            return False
+        return editable_now(operation, instance, user, holding=holding) is not None
 
     def _on_detail(self) -> bool:
         """This request came by the object's route (the one PATCH edits on)."""
@@ -575,8 +591,8 @@ class EditResourceMixin:
         self, request: Request, response: Response, *args: Any, **kwargs: Any
     ) -> Response:
         response = super().finalize_response(request, response, *args, **kwargs)  # type: ignore[misc]
-        # The object's Allow, once the caller is known: PATCH only for editors.
-        if response.has_header("Allow") and self._on_detail() and not self._may_edit():
+        # The object's Allow, once the caller is known: PATCH only for editors of it.
+        if response.has_header("Allow") and self._on_detail() and not self._may_edit_here():
             methods = [m.strip() for m in response["Allow"].split(",")]
             response["Allow"] = ", ".join(m for m in methods if m != "PATCH")
         return response

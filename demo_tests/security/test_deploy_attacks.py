@@ -329,7 +329,16 @@ def test_token_answers_carry_cache_control_no_store(demo: Demo) -> None:
 def test_swagger_ui_is_served_with_cross_origin_opener_policy_same_origin(demo: Demo) -> None:
     client = Client()
 
+    # Without credentials the page says to log in (the document it would show is private).
+    anonymous = client.get("/api/docs/")
+    assert anonymous.status_code == 200
+    assert anonymous["Cross-Origin-Opener-Policy"] == "same-origin"
+    assert "log in" in anonymous.content.decode().lower()
+    assert '"/api/schema/"' not in anonymous.content.decode()
+
+    client.force_login(demo.users["support"])
     page = client.get("/api/docs/")
+    client.logout()
 
     assert page.status_code == 200
     assert page["Content-Type"] == "text/html; charset=utf-8"

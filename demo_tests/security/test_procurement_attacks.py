@@ -17,8 +17,8 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances.models import AuditRecord
 from demo_tests.conftest import ProcurementDemo
-from demo_tests.security.test_request_attacks import _variants, request, wire
 from procurement.models import CostCenter, PurchaseRequest
+from tests.security.attacks import request, variants, wire
 
 
 def database_state() -> tuple[Any, ...]:
@@ -58,7 +58,7 @@ def test_a_hidden_procurement_route_is_byte_identical_to_a_missing_one(
 ) -> None:
     client = bearer(unchanged, role)
     pk = unchanged.request(key).pk
-    for method, url, extra in _variants(f"/api/purchase-requests/{pk}/{verb}/"):
+    for method, url, extra in variants(f"/api/purchase-requests/{pk}/{verb}/"):
         hidden = request(client, method, url, **extra)
         missing = request(client, method, url.replace(f"/{verb}/", f"/{verb}x/"), **extra)
         assert wire(hidden) == wire(missing), (method, url, extra)

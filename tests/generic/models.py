@@ -121,4 +121,5 @@ from tests.generic.lending import Book, Hold, Loan  # noqa: E402, F401
 from tests.generic.parcels import Parcel  # noqa: E402, F401
 from tests.generic.payouts import Payout  # noqa: E402, F401
 from tests.generic.shelves import Shelf, Tote, Volume  # noqa: E402, F401
+from tests.generic.shop import Purchase  # noqa: E402, F401
 from tests.generic.transfers import Branch, Crate, Label  # noqa: E402, F401

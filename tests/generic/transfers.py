@@ -50,6 +50,16 @@ class Label(models.Model):
         return self.name
 
 
+#: The branches a crate may travel through, by code: the slug the client sends.
+HUBS = ("north", "south")
+
+
+def through_hubs(crate: Crate, user: Any) -> dict[str, Any]:
+    """A constraint on the slug input ``via``: only the hubs, named as the client names
+    them (the schema offers codes, not keys)."""
+    return {"properties": {"via": {"enum": list(HUBS)}}}
+
+
 class SendInput(serializers.Serializer):
     branch = serializers.PrimaryKeyRelatedField(queryset=Branch.objects.all())
     via = serializers.SlugRelatedField(
@@ -102,7 +112,7 @@ class Crate(models.Model):
         """Pack a crate at a branch; the caller is recorded as its packer."""
         return cls.objects.create(origin=origin, packed_by=packer.get_username())
 
-    @operation(title="Send crate", input=SendInput)
+    @operation(title="Send crate", input=SendInput, constraints=through_hubs)
     @transition(field=status, source="packed", target="sent")
     def send(
         self,

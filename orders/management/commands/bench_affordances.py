@@ -312,12 +312,31 @@ class Command(BaseCommand):
             host = connection.settings_dict.get("HOST")
             self.stdout.write(f"{connection.vendor} at {host}: not reachable, skipped.")
             return
+        try:
+            self._throwaway(options)
+        except KeyboardInterrupt:
+            # Ctrl-C: each row was printed as it was measured, so what ran is above; the
+            # throwaway database is dropped on the way out (_throwaway's finally).
+            self.stdout.write("")
+            self.stderr.write(
+                "Interrupted: the rows above are what was measured.", self.style.WARNING
+            )
+            raise SystemExit(130) from None
+
+    def _throwaway(self, options: dict[str, Any]) -> None:
+        """The bench on a database of its own, made (migrated) first and dropped after."""
         setup_test_environment()
+        self._progress(f"Creating a throwaway {connection.vendor} database (migrations)…")
         old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
         try:
             self._bench(options)
         finally:
+            self._progress("Dropping the throwaway database.")
             connection.creation.destroy_test_db(old_name, verbosity=0)
+
+    def _progress(self, what: str) -> None:
+        """What the bench is doing, on stderr: the tables on stdout stay as they were."""
+        self.stderr.write(what, style_func=str)
 
     def _reachable(self) -> bool:
         try:
@@ -328,6 +347,7 @@ class Command(BaseCommand):
         return True
 
     def _bench(self, options: dict[str, Any]) -> None:
+        self._progress("Seeding the demo data…")
         seed_demo(password="bench-password", reset=True)
         sizes = [int(size) for size in options["sizes"].split(",")]
         rounds = options["rounds"]
@@ -416,6 +436,7 @@ class Command(BaseCommand):
             f"{'B/order':>8} {'gzip B/order':>13}  goal"
         )
         for size in sizes:
+            self._progress(f"Lists of {size} orders: each face against the plain list…")
             _orders(size)
             plain = faces[baseline]
             for name, face in faces.items():
@@ -459,6 +480,7 @@ class Command(BaseCommand):
         if importlib.util.find_spec("rules") is None:
             self.stdout.write("django-rules is not installed: skipped.")
             return
+        self._progress(f"{size} orders under django-rules, against plain DRF…")
         _rule_orders(size)
         user = _rules_user()
         caller = _Caller(user.username)
@@ -553,6 +575,7 @@ class Command(BaseCommand):
     # Transitions ------------------------------------------------------------------
 
     def _transitions(self, caller: _Caller, count: int) -> None:
+        self._progress(f"{count} transitions of each kind, one fresh row each…")
         Order.objects.all().delete()
         update, ship_rest, ship_mcp, orders = _transition_calls(caller, count)
         # Alternated, one fresh row each: every transition really moves a confirmed order.

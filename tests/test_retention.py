@@ -16,16 +16,16 @@ from django.utils import timezone
 
 from affordances.models import AuditRecord, IdempotencyRecord
 from affordances.retention import delete_in_batches, old_audit_records
-from orders.models import Order
+from tests.generic.shop import Purchase
 
 pytestmark = pytest.mark.django_db
 
 
 def audit(object_id: str, *, days_ago: float, version: int = 2) -> AuditRecord:
     record = AuditRecord.objects.create(
-        operation="urn:example:operation:confirm-order:v1",
-        operation_name="confirm_order",
-        content_type=ContentType.objects.get_for_model(Order),
+        operation="urn:example:operation:confirm-purchase:v1",
+        operation_name="confirm_purchase",
+        content_type=ContentType.objects.get_for_model(Purchase),
         object_id=object_id,
         source_state="pending",
         target_state="confirmed",

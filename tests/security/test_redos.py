@@ -1,7 +1,8 @@
-"""F4 of the second attack: no pattern the app runs or publishes backtracks super-linearly.
+"""F4 of the second attack: no pattern the app runs or publishes backtracks super-linearly
+(published: by the shop of ``tests.generic.shop``).
 
-The finding: ``create_order`` with ``description = "a" * N + "\\0"`` took time quadratic
-in N — the not-blank pattern ``^[^\\0]*[^\\s\\0][^\\0]*$`` was searched by jsonschema
+The finding: the demo's ``create_order`` with ``description = "a" * N + "\\0"`` took time
+quadratic in N — the not-blank pattern ``^[^\\0]*[^\\s\\0][^\\0]*$`` was searched by jsonschema
 before any length check — and one request of 290 kB killed a gunicorn worker. The same
 pattern was published to every client (OpenAPI, tool ``inputSchema``, HAL-FORMS).
 
@@ -26,19 +27,19 @@ import pytest
 from django.test import Client
 from rest_framework_simplejwt.tokens import AccessToken
 
-from affordances import arguments, schemas
+from affordances import arguments, fieldschema
 from affordances.constraints import ConstraintWidens, assert_narrows
-from demo_tests.conftest import Demo
-from orders.models import Order
+from tests.generic.shop import Purchase
 from tests.mcp_wire import Wire
 from tests.regex_steps import worst_growth
+from tests.shop_data import Shop
 
 HAL_FORMS = "application/prs.hal-forms+json"
 # steps(256) / steps(64): ~4 for linear work, ~16 for quadratic.
 LINEAR = 6.0
 
 # The quadratic not-blank pattern as it was published before the fix.
-OLD_NOT_BLANK = rf"^[^\u0000]*[^{schemas._WHITESPACE}\u0000][^\u0000]*$"
+OLD_NOT_BLANK = rf"^[^\u0000]*[^{fieldschema._WHITESPACE}\u0000][^\u0000]*$"
 
 
 def _compiled_patterns() -> dict[str, str]:
@@ -85,10 +86,10 @@ def backtracking_risk(pattern: str) -> str | None:
     return backtracking_risk(pattern)
 
 
-def published_patterns(demo: Demo, procurement: Any) -> dict[str, str]:
-    """Every pattern the demo publishes, on every face, as the superuser sees them (the
+def published_patterns(shop: Shop) -> dict[str, str]:
+    """Every pattern the shop publishes, on every face, as the superuser sees them (the
     superuser sees every operation), with where it was found."""
-    admin = _bearer(demo.users["admin"])
+    admin = _bearer(shop.users["admin"])
     found: dict[str, str] = {}
 
     def add(where: str, patterns: Iterator[str]) -> None:
@@ -101,23 +102,23 @@ def published_patterns(demo: Demo, procurement: Any) -> dict[str, str]:
     openapi = admin.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert openapi.status_code == 200
     add("OpenAPI", _values(json.loads(openapi.content), "pattern"))
-    wire = Wire(str(AccessToken.for_user(demo.users["admin"])))
+    wire = Wire(str(AccessToken.for_user(shop.users["admin"])))
     add("MCP tools/list", _values(wire.tools(), "pattern"))
-    for url in ("/api/", "/api/orders/", "/api/purchase-requests/"):
+    for url in ("/api/", "/api/purchases/"):
         response = admin.get(url, HTTP_ACCEPT=HAL_FORMS)
         assert response.status_code == 200, url
         add(f"HAL-FORMS {url}", _values(response.json(), "regex"))
-    for order in Order.objects.all():
-        response = admin.get(f"/api/orders/{order.pk}/", HTTP_ACCEPT=HAL_FORMS)
-        add("HAL-FORMS order", _values(response.json(), "regex"))
+    for purchase in Purchase.objects.all():
+        response = admin.get(f"/api/purchases/{purchase.pk}/", HTTP_ACCEPT=HAL_FORMS)
+        add("HAL-FORMS purchase", _values(response.json(), "regex"))
     return found
 
 
-def test_every_published_pattern_matches_in_linear_steps(demo, procurement):
-    found = published_patterns(demo, procurement)
-    # The demo publishes text rules, tracking numbers, quote references and versions.
+def test_every_published_pattern_matches_in_linear_steps(shop):
+    found = published_patterns(shop)
+    # The shop publishes text rules, tracking numbers and versions.
     assert len(found) >= 4, found
-    assert schemas._NOT_BLANK in found and OLD_NOT_BLANK not in found
+    assert fieldschema._NOT_BLANK in found and OLD_NOT_BLANK not in found
     slow = {}
     for pattern, where in found.items():
         growth, shape = worst_growth(pattern)
@@ -163,8 +164,8 @@ def test_the_check_refuses_what_the_step_count_finds_super_linear(pattern):
 @pytest.mark.parametrize(
     "pattern",
     [
-        schemas._NOT_BLANK,
-        schemas._NO_NUL,
+        fieldschema._NOT_BLANK,
+        fieldschema._NO_NUL,
         r"^Q-[0-9]{3,12}$",
         r"^[A-Z0-9]{8,20}$",
         r"^\d{1,3}(,\d{3})*$",
@@ -180,17 +181,17 @@ def test_a_declared_backtracking_pattern_is_a_system_check_error():
     from affordances.checks import _check_patterns
 
     operation = SimpleNamespace(
-        name="tag_order",
+        name="tag_purchase",
         input_schema={"properties": {"tag": {"type": "string", "pattern": r"^(\w+\s?)*$"}}},
-        resource=SimpleNamespace(model=Order),
+        resource=SimpleNamespace(model=Purchase),
     )
     (message,) = _check_patterns([operation])
     assert message.id == "affordances.E017"
-    assert message.obj is Order  # reported on the model, not on "?"
-    assert "tag_order" in message.msg and "repeat inside a repeat" in message.msg
+    assert message.obj is Purchase  # reported on the model, not on "?"
+    assert "tag_purchase" in message.msg and "repeat inside a repeat" in message.msg
 
 
-def test_the_demo_declares_no_backtracking_pattern(db):
+def test_the_shop_declares_no_backtracking_pattern(shop_registered, db):
     from affordances.catalog import get_catalog
     from affordances.checks import _check_patterns
 
@@ -207,7 +208,7 @@ def test_a_constraint_with_a_backtracking_pattern_does_not_narrow():
 @contextmanager
 def hang_guard(seconds: int) -> Iterator[None]:
     """Fail instead of hanging: before the fix this request took minutes (quadratic).
-    Not a timing assertion — a ceiling two orders of magnitude above the expected."""
+    Not a timing assertion — a ceiling two purchases of magnitude above the expected."""
 
     def expired(*_: Any) -> None:
         raise AssertionError(f"still running after {seconds} s")
@@ -224,11 +225,11 @@ def hang_guard(seconds: int) -> Iterator[None]:
 ATTACK = "a" * 300_000 + "\u0000"
 
 
-def test_mcp_create_with_a_huge_nul_terminated_description_is_refused_on_its_length(demo):
-    wire = Wire(str(AccessToken.for_user(demo.users["alice"])))
-    before = Order.objects.count()
+def test_mcp_create_with_a_huge_nul_terminated_description_is_refused_on_its_length(shop):
+    wire = Wire(str(AccessToken.for_user(shop.users["alice"])))
+    before = Purchase.objects.count()
     with hang_guard(30):
-        result = wire.tool("create_order", {"description": ATTACK, "total": 10})
+        result = wire.tool("create_purchase", {"description": ATTACK, "total": 10})
     assert result["isError"] is True
     problem = result["structuredContent"]
     assert problem["code"] == "validation_error"
@@ -236,22 +237,22 @@ def test_mcp_create_with_a_huge_nul_terminated_description_is_refused_on_its_len
     # the answer does not repeat them.
     assert problem["errors"] == {"description": ["Must be at most 200 characters."]}
     assert len(json.dumps(result)) < 10_000
-    assert Order.objects.count() == before
+    assert Purchase.objects.count() == before
 
 
-def test_rest_create_with_a_huge_nul_terminated_description_is_refused(demo):
-    client = _bearer(demo.users["alice"])
-    before = Order.objects.count()
+def test_rest_create_with_a_huge_nul_terminated_description_is_refused(shop):
+    client = _bearer(shop.users["alice"])
+    before = Purchase.objects.count()
     with hang_guard(30):
         response = client.post(
-            "/api/orders/",
+            "/api/purchases/",
             data=json.dumps({"description": ATTACK, "total": "10.00"}),
             content_type="application/json",
         )
     assert response.status_code == 400
     assert response.json()["code"] == "validation_error"
     assert "description" in response.json()["errors"]
-    assert Order.objects.count() == before
+    assert Purchase.objects.count() == before
 
 
 def test_the_length_is_checked_before_the_pattern():

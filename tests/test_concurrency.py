@@ -1,5 +1,5 @@
 """Concurrent execution on PostgreSQL (docs/protocol.md#execution): the row lock and the idempotency
-claim.
+claim, on the shop of ``tests.generic.shop``.
 
 Each thread has its own database connection, so these requests really race. SQLite
 serialises writers differently; the tests skip there.
@@ -19,7 +19,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from affordances.models import AuditRecord, IdempotencyRecord
-from orders.models import Order
+from tests.generic.shop import Purchase
 
 # transaction=True: the threads must see committed rows. serialized_rollback: the flush
 # after a transactional test also drops the groups the migrations created; restore them.
@@ -62,15 +62,19 @@ def _race(count: int, send: Callable[[APIClient], Any]) -> list[Any]:
     return results
 
 
-def test_concurrent_confirms_with_one_version_run_exactly_once(demo):
+def test_concurrent_confirms_with_one_version_run_exactly_once(shop):
     _skip_unless_postgres()
-    order = demo.orders["demo-01"]
-    assert (order.status, order.payment_status, order.version) == ("pending", "authorized", 1)
+    purchase = shop.purchases["p-01"]
+    assert (purchase.status, purchase.payment_status, purchase.version) == (
+        "pending",
+        "authorized",
+        1,
+    )
 
     responses = _race(
         16,
         lambda client: client.post(
-            f"/api/orders/{order.pk}/confirm/", {}, format="json", headers={"If-Match": '"1"'}
+            f"/api/purchases/{purchase.pk}/confirm/", {}, format="json", headers={"If-Match": '"1"'}
         ),
     )
 
@@ -80,20 +84,20 @@ def test_concurrent_confirms_with_one_version_run_exactly_once(demo):
     for response in responses:
         if response.status_code != 200:
             assert response.json()["code"] in {"stale_version", "operation_not_available"}
-    fresh = Order.objects.get(pk=order.pk)
+    fresh = Purchase.objects.get(pk=purchase.pk)
     assert (fresh.status, fresh.version) == ("confirmed", 2)
-    assert AuditRecord.objects.filter(object_id=str(order.pk)).count() == 1
+    assert AuditRecord.objects.filter(object_id=str(purchase.pk)).count() == 1
     assert AuditRecord.objects.count() == 1
 
 
-def test_concurrent_sends_of_one_idempotency_key_execute_once(demo):
+def test_concurrent_sends_of_one_idempotency_key_execute_once(shop):
     _skip_unless_postgres()
-    order = demo.orders["demo-01"]
+    purchase = shop.purchases["p-01"]
 
     responses = _race(
         8,
         lambda client: client.post(
-            f"/api/orders/{order.pk}/cancel/",
+            f"/api/purchases/{purchase.pk}/cancel/",
             {"reason": "customer_request"},
             format="json",
             headers={"Idempotency-Key": "race-key"},
@@ -111,7 +115,7 @@ def test_concurrent_sends_of_one_idempotency_key_execute_once(demo):
     for response in responses:
         if response.status_code == 409:
             assert response.json()["code"] == "idempotency_key_in_use"
-    fresh = Order.objects.get(pk=order.pk)
+    fresh = Purchase.objects.get(pk=purchase.pk)
     assert (fresh.status, fresh.version) == ("cancelled", 2)
     assert AuditRecord.objects.count() == 1
     record = IdempotencyRecord.objects.get(key="race-key")

@@ -7,7 +7,7 @@ F3. A NUL in an MCP ``_meta`` idempotency key was a 500 (-32603, PostgreSQL Data
     ``400 malformed_request``, MCP as malformed ``_meta`` (-32602, as a key that is no
     string always was).
 F12. A keyed run whose worker died (gunicorn's WORKER TIMEOUT) held its key for the
-    whole ``IDEMPOTENCY_TTL``: 409 for 24 hours, the order never confirmed. A claim still
+    whole ``IDEMPOTENCY_TTL``: 409 for 24 hours, the purchase never confirmed. A claim still
     ``running`` past ``REQUEST_TIMEOUT + LOCK_TIMEOUT`` is taken over by a retry with the
     same key and request; of concurrent retries exactly one runs.
 
@@ -35,9 +35,9 @@ from rest_framework_simplejwt.tokens import AccessToken
 from affordances import idempotency
 from affordances.catalog import get_catalog
 from affordances.models import AuditRecord, IdempotencyRecord
-from demo_tests.conftest import Demo
-from orders.models import Order
+from tests.generic.shop import Purchase
 from tests.mcp_wire import LEGACY, Wire
+from tests.shop_data import Shop
 
 PROBLEM = "application/problem+json"
 CATALOG_ENDPOINTS = ("/mcp", "/mcp/static", "/mcp/compact")
@@ -69,24 +69,24 @@ DEAD = timedelta(minutes=10)
 
 
 def confirm_urn() -> str:
-    operation = get_catalog().lookup("confirm_order")
+    operation = get_catalog().lookup("confirm_purchase")
     assert operation is not None
     return operation.urn
 
 
 def state(pk: int) -> tuple[str, int, int]:
-    order = Order.objects.get(pk=pk)
-    return order.status, order.version, AuditRecord.objects.filter(object_id=str(pk)).count()
+    purchase = Purchase.objects.get(pk=pk)
+    return purchase.status, purchase.version, AuditRecord.objects.filter(object_id=str(pk)).count()
 
 
 def confirm(client: APIClient, pk: int, key: str, body: dict[str, Any] | None = None) -> Any:
     return client.post(
-        f"/api/orders/{pk}/confirm/", body or {}, format="json", HTTP_IDEMPOTENCY_KEY=key
+        f"/api/purchases/{pk}/confirm/", body or {}, format="json", HTTP_IDEMPOTENCY_KEY=key
     )
 
 
-def wire(demo: Demo, role: str, path: str = "/mcp") -> Wire:
-    return Wire(str(AccessToken.for_user(demo.users[role])), path=path, version=LEGACY)
+def wire(shop: Shop, role: str, path: str = "/mcp") -> Wire:
+    return Wire(str(AccessToken.for_user(shop.users[role])), path=path, version=LEGACY)
 
 
 def dead_claim(user: Any, key: str, pk: int, *, age: timedelta = DEAD) -> IdempotencyRecord:
@@ -115,11 +115,11 @@ def assert_malformed(response: Any) -> None:
 
 @pytest.mark.parametrize("key", BAD_KEYS)
 def test_f3_rest_refuses_a_malformed_key_before_the_database(
-    demo: Demo, api: Callable[[str], APIClient], key: str
+    shop: Shop, shop_api: Callable[[str], APIClient], key: str
 ) -> None:
-    client = api("support")
+    client = shop_api("support")
     client.raise_request_exception = False
-    pk = demo.orders["demo-01"].pk
+    pk = shop.purchases["p-01"].pk
 
     with CaptureQueriesContext(connection) as queries:
         response = confirm(client, pk, key)
@@ -133,39 +133,39 @@ def test_f3_rest_refuses_a_malformed_key_before_the_database(
 
 @pytest.mark.parametrize("key", ["k\x00ey", "k\r\ney", "ké"])
 def test_f3_rest_create_refuses_a_malformed_key(
-    demo: Demo, api: Callable[[str], APIClient], key: str
+    shop: Shop, shop_api: Callable[[str], APIClient], key: str
 ) -> None:
-    client = api("alice")
+    client = shop_api("alice")
     client.raise_request_exception = False
-    before = Order.objects.count()
+    before = Purchase.objects.count()
 
     response = client.post(
-        "/api/orders/",
+        "/api/purchases/",
         {"description": "Tea", "total": "4.50"},
         format="json",
         HTTP_IDEMPOTENCY_KEY=key,
     )
 
     assert_malformed(response)
-    assert Order.objects.count() == before
+    assert Purchase.objects.count() == before
     assert not IdempotencyRecord.objects.exists()
 
 
 def test_f3_a_malformed_key_is_refused_alike_on_an_object_the_caller_cannot_see(
-    demo: Demo, api: Callable[[str], APIClient]
+    shop: Shop, shop_api: Callable[[str], APIClient]
 ) -> None:
-    client = api("alice")
+    client = shop_api("alice")
     client.raise_request_exception = False
-    bobs = demo.orders["demo-10"].pk
+    bobs = shop.purchases["p-10"].pk
 
     hidden = client.post(
-        f"/api/orders/{bobs}/cancel/",
+        f"/api/purchases/{bobs}/cancel/",
         {"reason": "customer_request"},
         format="json",
         HTTP_IDEMPOTENCY_KEY="k\x00ey",
     )
     missing = client.post(
-        "/api/orders/999999/cancel/",
+        "/api/purchases/999999/cancel/",
         {"reason": "customer_request"},
         format="json",
         HTTP_IDEMPOTENCY_KEY="k\x00ey",
@@ -178,15 +178,15 @@ def test_f3_a_malformed_key_is_refused_alike_on_an_object_the_caller_cannot_see(
 @pytest.mark.parametrize("endpoint", CATALOG_ENDPOINTS)
 @pytest.mark.parametrize("key", BAD_KEYS)
 def test_f3_mcp_refuses_a_malformed_key_as_malformed_meta(
-    demo: Demo, endpoint: str, key: str
+    shop: Shop, endpoint: str, key: str
 ) -> None:
-    caller = wire(demo, "support", endpoint)
+    caller = wire(shop, "support", endpoint)
     caller.client.raise_request_exception = False
-    pk = demo.orders["demo-01"].pk
+    pk = shop.purchases["p-01"].pk
 
     answer = caller.call(
         "tools/call",
-        {"name": "confirm_order", "arguments": {"orderId": pk}, "_meta": {META_KEY: key}},
+        {"name": "confirm_purchase", "arguments": {"purchaseId": pk}, "_meta": {META_KEY: key}},
     )
 
     assert answer["error"]["code"] == -32602, answer
@@ -197,11 +197,11 @@ def test_f3_mcp_refuses_a_malformed_key_as_malformed_meta(
 
 
 @pytest.mark.parametrize("key", NOT_STRINGS, ids=[type(k).__name__ for k in NOT_STRINGS])
-def test_f3_mcp_refuses_a_key_that_is_no_string_alike(demo: Demo, key: Any) -> None:
-    caller = wire(demo, "support")
+def test_f3_mcp_refuses_a_key_that_is_no_string_alike(shop: Shop, key: Any) -> None:
+    caller = wire(shop, "support")
     caller.client.raise_request_exception = False
-    pk = demo.orders["demo-01"].pk
-    params = {"name": "confirm_order", "arguments": {"orderId": pk}}
+    pk = shop.purchases["p-01"].pk
+    params = {"name": "confirm_purchase", "arguments": {"purchaseId": pk}}
 
     answer = caller.call("tools/call", {**params, "_meta": {META_KEY: key}})
     nul = caller.call("tools/call", {**params, "_meta": {META_KEY: "k\x00ey"}})
@@ -211,29 +211,33 @@ def test_f3_mcp_refuses_a_key_that_is_no_string_alike(demo: Demo, key: Any) -> N
     assert state(pk) == ("pending", 1, 0)
 
 
-def test_f3_a_lone_surrogate_in_a_key_is_refused_by_the_transport(demo: Demo) -> None:
+def test_f3_a_lone_surrogate_in_a_key_is_refused_by_the_transport(shop: Shop) -> None:
     # JSON can spell one ("\ud800"); the JSON-RPC layer refuses such strings itself.
-    caller = wire(demo, "support")
-    pk = demo.orders["demo-01"].pk
+    caller = wire(shop, "support")
+    pk = shop.purchases["p-01"].pk
 
     answer = caller.call(
         "tools/call",
-        {"name": "confirm_order", "arguments": {"orderId": pk}, "_meta": {META_KEY: "k\ud800"}},
+        {
+            "name": "confirm_purchase",
+            "arguments": {"purchaseId": pk},
+            "_meta": {META_KEY: "k\ud800"},
+        },
     )
 
     assert answer["error"]["code"] == -32600
     assert state(pk) == ("pending", 1, 0)
 
 
-def test_f3_the_review_request_verbatim_is_no_500(demo: Demo) -> None:
+def test_f3_the_review_request_verbatim_is_no_500(shop: Shop) -> None:
     params = {
-        "name": "confirm_order",
-        "arguments": {"orderId": demo.orders["demo-01"].pk},
+        "name": "confirm_purchase",
+        "arguments": {"purchaseId": shop.purchases["p-01"].pk},
         "_meta": {META_KEY: "k\x00ey"},
     }
     body = json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params})
     assert "k\\u0000ey" in body  # as the review sent it
-    caller = wire(demo, "support")
+    caller = wire(shop, "support")
     caller.client.raise_request_exception = False
 
     response = caller.post(body.encode())
@@ -244,13 +248,13 @@ def test_f3_the_review_request_verbatim_is_no_500(demo: Demo) -> None:
 
 
 def test_f3_every_visible_ascii_character_is_a_key_on_both_faces(
-    demo: Demo, api: Callable[[str], APIClient]
+    shop: Shop, shop_api: Callable[[str], APIClient]
 ) -> None:
-    pk = demo.orders["demo-01"].pk
+    pk = shop.purchases["p-01"].pk
 
-    first = confirm(api("support"), pk, EVERY_VISIBLE)
-    again = wire(demo, "support").tool(
-        "confirm_order", {"orderId": pk}, _meta={META_KEY: EVERY_VISIBLE}
+    first = confirm(shop_api("support"), pk, EVERY_VISIBLE)
+    again = wire(shop, "support").tool(
+        "confirm_purchase", {"purchaseId": pk}, _meta={META_KEY: EVERY_VISIBLE}
     )
 
     assert first.status_code == 200
@@ -263,11 +267,11 @@ def test_f3_every_visible_ascii_character_is_a_key_on_both_faces(
 
 
 def test_f12_rest_retry_takes_over_a_dead_workers_claim_and_then_replays(
-    demo: Demo, api: Callable[[str], APIClient]
+    shop: Shop, shop_api: Callable[[str], APIClient]
 ) -> None:
-    pk = demo.orders["demo-01"].pk
-    dead = dead_claim(demo.users["support"], "k-dead", pk)
-    client = api("support")
+    pk = shop.purchases["p-01"].pk
+    dead = dead_claim(shop.users["support"], "k-dead", pk)
+    client = shop_api("support")
 
     retry = confirm(client, pk, "k-dead")
     later = confirm(client, pk, "k-dead")
@@ -286,14 +290,14 @@ def test_f12_rest_retry_takes_over_a_dead_workers_claim_and_then_replays(
     assert state(pk) == ("confirmed", 2, 1)
 
 
-def test_f12_mcp_retry_takes_over_a_dead_workers_claim_and_then_replays(demo: Demo) -> None:
-    pk = demo.orders["demo-01"].pk
-    dead_claim(demo.users["support"], "k-dead", pk)
-    caller = wire(demo, "support")
+def test_f12_mcp_retry_takes_over_a_dead_workers_claim_and_then_replays(shop: Shop) -> None:
+    pk = shop.purchases["p-01"].pk
+    dead_claim(shop.users["support"], "k-dead", pk)
+    caller = wire(shop, "support")
     meta = {META_KEY: "k-dead"}
 
-    retry = caller.tool("confirm_order", {"orderId": pk}, _meta=meta)
-    later = caller.tool("confirm_order", {"orderId": pk}, _meta=meta)
+    retry = caller.tool("confirm_purchase", {"purchaseId": pk}, _meta=meta)
+    later = caller.tool("confirm_purchase", {"purchaseId": pk}, _meta=meta)
 
     assert retry["isError"] is False, retry
     assert "affordances/replayed" not in retry.get("_meta", {})
@@ -304,13 +308,15 @@ def test_f12_mcp_retry_takes_over_a_dead_workers_claim_and_then_replays(demo: De
 
 
 def test_f12_a_young_running_claim_is_still_in_use(
-    demo: Demo, api: Callable[[str], APIClient]
+    shop: Shop, shop_api: Callable[[str], APIClient]
 ) -> None:
-    pk = demo.orders["demo-01"].pk
-    dead_claim(demo.users["support"], "k-young", pk, age=timedelta(seconds=5))
+    pk = shop.purchases["p-01"].pk
+    dead_claim(shop.users["support"], "k-young", pk, age=timedelta(seconds=5))
 
-    response = confirm(api("support"), pk, "k-young")
-    mcp = wire(demo, "support").tool("confirm_order", {"orderId": pk}, _meta={META_KEY: "k-young"})
+    response = confirm(shop_api("support"), pk, "k-young")
+    mcp = wire(shop, "support").tool(
+        "confirm_purchase", {"purchaseId": pk}, _meta={META_KEY: "k-young"}
+    )
 
     assert response.status_code == 409
     assert response.json()["code"] == "idempotency_key_in_use"
@@ -321,14 +327,14 @@ def test_f12_a_young_running_claim_is_still_in_use(
 
 
 def test_f12_a_dead_claim_with_another_request_is_still_reused(
-    demo: Demo, api: Callable[[str], APIClient]
+    shop: Shop, shop_api: Callable[[str], APIClient]
 ) -> None:
-    pk = demo.orders["demo-01"].pk
-    dead = dead_claim(demo.users["support"], "k-dead", pk)
+    pk = shop.purchases["p-01"].pk
+    dead = dead_claim(shop.users["support"], "k-dead", pk)
 
-    response = confirm(api("support"), pk, "k-dead", {"expectedVersion": 1})
-    mcp = wire(demo, "support").tool(
-        "confirm_order", {"orderId": pk, "expectedVersion": 1}, _meta={META_KEY: "k-dead"}
+    response = confirm(shop_api("support"), pk, "k-dead", {"expectedVersion": 1})
+    mcp = wire(shop, "support").tool(
+        "confirm_purchase", {"purchaseId": pk, "expectedVersion": 1}, _meta={META_KEY: "k-dead"}
     )
 
     assert response.status_code == 422
@@ -340,12 +346,12 @@ def test_f12_a_dead_claim_with_another_request_is_still_reused(
 
 
 def test_f12_a_dead_claim_of_another_user_is_not_taken_over(
-    demo: Demo, api: Callable[[str], APIClient]
+    shop: Shop, shop_api: Callable[[str], APIClient]
 ) -> None:
-    pk = demo.orders["demo-01"].pk
-    dead = dead_claim(demo.users["supervisor"], "k-dead", pk)
+    pk = shop.purchases["p-01"].pk
+    dead = dead_claim(shop.users["supervisor"], "k-dead", pk)
 
-    response = confirm(api("support"), pk, "k-dead")
+    response = confirm(shop_api("support"), pk, "k-dead")
 
     assert response.status_code == 200  # support's own key: nothing of supervisor's
     record = IdempotencyRecord.objects.get(pk=dead.pk)
@@ -353,12 +359,12 @@ def test_f12_a_dead_claim_of_another_user_is_not_taken_over(
 
 
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_f12_concurrent_retries_after_a_dead_worker_run_exactly_once(demo: Demo) -> None:
-    from demo_tests.test_concurrency import _race
+def test_f12_concurrent_retries_after_a_dead_worker_run_exactly_once(shop: Shop) -> None:
+    from tests.test_concurrency import _race
 
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL: row locks and concurrent connections")
-    pk = demo.orders["demo-01"].pk
+    pk = shop.purchases["p-01"].pk
     support = get_user_model().objects.get(username="support")
     dead = dead_claim(support, "k-dead", pk)
 

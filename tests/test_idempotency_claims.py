@@ -25,9 +25,9 @@ from affordances.checks import check_settings
 from affordances.conf import MAX_SECONDS, settings
 from affordances.models import AuditRecord, IdempotencyRecord
 from affordances.problems import Problem
-from demo_tests.conftest import Demo
-from demo_tests.security.test_idempotency_attacks import confirm, dead_claim
-from orders.models import Order
+from tests.generic.shop import Purchase
+from tests.security.test_idempotency_attacks import confirm, dead_claim
+from tests.shop_data import Shop
 
 
 def _affordances(**values: Any) -> override_settings:
@@ -70,9 +70,9 @@ def test_anything_else_is_malformed(value: Any) -> None:
     assert raised.value.code == "malformed_request"
 
 
-def test_claim_checks_the_key_itself(demo: Demo) -> None:
+def test_claim_checks_the_key_itself(shop: Shop) -> None:
     with pytest.raises(Problem):
-        idempotency.claim(user=demo.users["support"], key="k\x00", print_="0" * 64)
+        idempotency.claim(user=shop.users["support"], key="k\x00", print_="0" * 64)
 
     assert not IdempotencyRecord.objects.exists()
 
@@ -89,11 +89,11 @@ def test_the_bound_is_request_timeout_plus_lock_timeout() -> None:
 
 
 def test_a_claim_is_taken_over_only_past_the_bound(
-    demo: Demo, api: Callable[[str], APIClient]
+    shop: Shop, shop_api: Callable[[str], APIClient]
 ) -> None:
-    pk = demo.orders["demo-01"].pk
-    dead_claim(demo.users["support"], "k-slow", pk, age=timedelta(minutes=5))
-    client = api("support")
+    pk = shop.purchases["p-01"].pk
+    dead_claim(shop.users["support"], "k-slow", pk, age=timedelta(minutes=5))
+    client = shop_api("support")
 
     with _affordances(REQUEST_TIMEOUT=600):
         young = confirm(client, pk, "k-slow")
@@ -101,29 +101,29 @@ def test_a_claim_is_taken_over_only_past_the_bound(
 
     assert young.status_code == 409
     assert taken.status_code == 200
-    assert Order.objects.get(pk=pk).version == 2
+    assert Purchase.objects.get(pk=pk).version == 2
 
 
 def test_without_a_request_timeout_a_claim_is_held_until_it_expires(
-    demo: Demo, api: Callable[[str], APIClient]
+    shop: Shop, shop_api: Callable[[str], APIClient]
 ) -> None:
-    pk = demo.orders["demo-01"].pk
-    dead_claim(demo.users["support"], "k-held", pk, age=timedelta(hours=23))
+    pk = shop.purchases["p-01"].pk
+    dead_claim(shop.users["support"], "k-held", pk, age=timedelta(hours=23))
 
     with _affordances(REQUEST_TIMEOUT=None):
-        response = confirm(api("support"), pk, "k-held")
+        response = confirm(shop_api("support"), pk, "k-held")
 
     assert response.status_code == 409
     assert response.json()["code"] == "idempotency_key_in_use"
 
 
 def test_a_run_whose_claim_was_taken_over_rolls_back(
-    demo: Demo, api: Callable[[str], APIClient], monkeypatch: pytest.MonkeyPatch
+    shop: Shop, shop_api: Callable[[str], APIClient], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A run that outlived the bound (no request timeout after all): a retry took its
     # claim over (committed, on its own connection) while it ran. It must not complete
     # the retry's claim, nor release it, nor run the operation as well.
-    pk = demo.orders["demo-01"].pk
+    pk = shop.purchases["p-01"].pk
     claim = execution._claim
     taken_at = timezone.now() + timedelta(seconds=1)
 
@@ -133,20 +133,20 @@ def test_a_run_whose_claim_was_taken_over_rolls_back(
         return claimed
 
     monkeypatch.setattr(execution, "_claim", taken_over_meanwhile)
-    response = confirm(api("support"), pk, "k-late")
+    response = confirm(shop_api("support"), pk, "k-late")
 
     assert response.status_code == 409
     assert response.json()["code"] == "idempotency_key_in_use"
-    order = Order.objects.get(pk=pk)
-    assert (order.status, order.version) == ("pending", 1)
+    purchase = Purchase.objects.get(pk=pk)
+    assert (purchase.status, purchase.version) == ("pending", 1)
     assert not AuditRecord.objects.exists()
     # The retry's claim is left as the retry made it: neither completed nor released.
     record = IdempotencyRecord.objects.get(key="k-late")
     assert (record.state, record.claimed_at) == (IdempotencyRecord.RUNNING, taken_at)
 
 
-def test_a_refusal_releases_only_its_own_claim(demo: Demo) -> None:
-    user = demo.users["support"]
+def test_a_refusal_releases_only_its_own_claim(shop: Shop) -> None:
+    user = shop.users["support"]
     mine = idempotency.claim(user=user, key="k-own", print_="0" * 64).record
     IdempotencyRecord.objects.filter(pk=mine.pk).update(claimed_at=timezone.now())
 

@@ -1,4 +1,5 @@
-"""F1 and F2 of the second attack: caches keyed by validated values, headers by clean ones.
+"""F1 and F2 of the second attack: caches keyed by validated values, headers by clean ones
+(on the shop of ``tests.generic.shop``).
 
 F1: ``GET /api/schema/?lang=<random>`` (and ``?version=<random>``) generated and kept a
 new OpenAPI document per value (35 to 48 ms and up to 1 MB each); ``Accept`` parameters
@@ -19,14 +20,14 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from affordances import memo
 from affordances.mcp.transport import pagination
-from demo_tests.conftest import Demo
 from tests.mcp_wire import Wire
+from tests.shop_data import Shop
 
 OPENAPI_JSON = "application/vnd.oai.openapi+json"
 
 
-def _client(demo: Demo, role: str) -> Client:
-    return Client(HTTP_AUTHORIZATION=f"Bearer {AccessToken.for_user(demo.users[role])}")
+def _client(shop: Shop, role: str) -> Client:
+    return Client(HTTP_AUTHORIZATION=f"Bearer {AccessToken.for_user(shop.users[role])}")
 
 
 def _growth(send: Any, times: int = 12) -> int:
@@ -39,8 +40,8 @@ def _growth(send: Any, times: int = 12) -> int:
 
 
 @pytest.mark.parametrize("parameter", ["lang", "version"])
-def test_unknown_schema_parameters_make_no_new_documents(demo, parameter):
-    client = _client(demo, "support")
+def test_unknown_schema_parameters_make_no_new_documents(shop, parameter):
+    client = _client(shop, "support")
 
     def send() -> None:
         value = secrets.token_hex(8)
@@ -52,8 +53,8 @@ def test_unknown_schema_parameters_make_no_new_documents(demo, parameter):
     assert _growth(send) == 0
 
 
-def test_an_unknown_language_is_the_default_document(demo):
-    client = _client(demo, "support")
+def test_an_unknown_language_is_the_default_document(shop):
+    client = _client(shop, "support")
     plain = client.get("/api/schema/", HTTP_ACCEPT=OPENAPI_JSON)
     odd = client.get("/api/schema/?lang=xx-evil", HTTP_ACCEPT=OPENAPI_JSON)
     assert odd.status_code == 200
@@ -64,8 +65,8 @@ def test_an_unknown_language_is_the_default_document(demo):
     "version",
     ["a%0d%0ab", "a%0bb", "a%0ab", "x%22%3B%20filename%3Devil.html", "%00", "1" * 5000],
 )
-def test_a_crafted_version_reaches_no_header_and_no_document(demo, version):
-    response = _client(demo, "support").get(
+def test_a_crafted_version_reaches_no_header_and_no_document(shop, version):
+    response = _client(shop, "support").get(
         f"/api/schema/?version={version}", HTTP_ACCEPT=OPENAPI_JSON
     )
     assert response.status_code == 200
@@ -76,8 +77,8 @@ def test_a_crafted_version_reaches_no_header_and_no_document(demo, version):
     assert "evil" not in str(info["version"]) and "\n" not in str(info["version"])
 
 
-def test_accept_parameters_that_do_not_change_the_bytes_make_no_new_renderings(demo):
-    client = _client(demo, "support")
+def test_accept_parameters_that_do_not_change_the_bytes_make_no_new_renderings(shop):
+    client = _client(shop, "support")
 
     def send() -> None:
         accept = f"application/json; x-nonce={secrets.token_hex(6)}"
@@ -87,8 +88,8 @@ def test_accept_parameters_that_do_not_change_the_bytes_make_no_new_renderings(d
     assert _growth(send) == 0
 
 
-def test_indent_still_changes_the_rendering(demo):
-    client = _client(demo, "support")
+def test_indent_still_changes_the_rendering(shop):
+    client = _client(shop, "support")
     plain = client.get("/api/operations/", HTTP_ACCEPT="application/json")
     indented = client.get("/api/operations/", HTTP_ACCEPT="application/json; indent=2")
     assert indented.json() == plain.json()
@@ -110,8 +111,8 @@ def _cursor(raw: str) -> str:
         base64.urlsafe_b64encode(b"tools:2").decode(),  # with its padding
     ],
 )
-def test_a_non_canonical_tools_list_cursor_is_invalid_params(demo, cursor):
-    wire = Wire(str(AccessToken.for_user(demo.users["admin"])))
+def test_a_non_canonical_tools_list_cursor_is_invalid_params(shop, cursor):
+    wire = Wire(str(AccessToken.for_user(shop.users["admin"])))
     wire.tools()
     before = len(memo.DOCUMENTS)
     envelope = wire.call("tools/list", {"cursor": cursor})
@@ -123,7 +124,7 @@ def test_the_canonical_cursor_still_pages():
     assert pagination.decode(pagination.encode("tools", 2), "tools") == 2
 
 
-def test_documents_per_caller_stay_within_the_byte_bound(demo):
+def test_documents_per_caller_stay_within_the_byte_bound(shop):
     # One document per user is a key space that grows with the site: bytes bound it.
     from django.contrib.auth import get_user_model
 

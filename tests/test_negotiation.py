@@ -1,4 +1,5 @@
-"""Content negotiation by q-values (RFC 9110 §12.5.1) and plain HAL, on every app view.
+"""Content negotiation by q-values (RFC 9110 §12.5.1) and plain HAL, on every view of the
+shop (``tests.generic.shop``).
 
 Sends exactly what real clients send: Ketting's default ``Accept`` (verbatim) must get
 HAL-FORMS, not JSON; ``application/hal+json`` gets HAL (links and embedded resources, no
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from affordances.rest.negotiation import MediaRange, parse_media_range
-from demo_tests.conftest import Demo
+from tests.shop_data import Shop
 
 KETTING_ACCEPT = (
     "application/prs.hal-forms+json;q=1.0, application/hal+json;q=0.9, "
@@ -27,9 +28,9 @@ JSON = "application/json"
 HTML = "text/html"
 
 
-def _paths(demo: Demo) -> list[str]:
-    order = demo.order("demo-01").pk
-    return ["/api/", "/api/operations/", "/api/orders/", f"/api/orders/{order}/"]
+def _paths(shop: Shop) -> list[str]:
+    purchase = shop.purchase("p-01").pk
+    return ["/api/", "/api/operations/", "/api/purchases/", f"/api/purchases/{purchase}/"]
 
 
 def _media_type(response: Any) -> str:
@@ -60,10 +61,10 @@ def _media_type(response: Any) -> str:
     ],
 )
 def test_q_values_decide_on_every_view_of_the_app(
-    api: Any, demo: Demo, accept: str | None, served: str
+    shop_api: Any, shop: Shop, accept: str | None, served: str
 ) -> None:
-    client = api("support")
-    for path in _paths(demo):
+    client = shop_api("support")
+    for path in _paths(shop):
         extra = {} if accept is None else {"HTTP_ACCEPT": accept}
         response = client.get(path, **extra)
         assert response.status_code == 200, (path, response.content[:200])
@@ -71,71 +72,75 @@ def test_q_values_decide_on_every_view_of_the_app(
         assert "Accept" in response["Vary"]
 
 
-def test_ketting_gets_forms_for_what_applies(api: Any, demo: Demo) -> None:
-    client = api("support")
-    order = demo.order("demo-01")
-    item = client.get(f"/api/orders/{order.pk}/", HTTP_ACCEPT=KETTING_ACCEPT).json()
-    listing = client.get("/api/orders/", HTTP_ACCEPT=KETTING_ACCEPT).json()
-    plain = client.get(f"/api/orders/{order.pk}/").json()
+def test_ketting_gets_forms_for_what_applies(shop_api: Any, shop: Shop) -> None:
+    client = shop_api("support")
+    purchase = shop.purchase("p-01")
+    item = client.get(f"/api/purchases/{purchase.pk}/", HTTP_ACCEPT=KETTING_ACCEPT).json()
+    listing = client.get("/api/purchases/", HTTP_ACCEPT=KETTING_ACCEPT).json()
+    plain = client.get(f"/api/purchases/{purchase.pk}/").json()
     assert set(item["_templates"]) == {a["name"] for a in plain["affordances"]}
-    assert "cancel_order" in item["_templates"]
-    assert all("_templates" in embedded for embedded in listing["_embedded"]["orders"])
+    assert "cancel_purchase" in item["_templates"]
+    assert all("_templates" in embedded for embedded in listing["_embedded"]["purchases"])
 
 
-def test_a_type_nothing_renders_is_406_as_a_problem(api: Any, demo: Demo) -> None:
+def test_a_type_nothing_renders_is_406_as_a_problem(shop_api: Any, shop: Shop) -> None:
     for accept in ("text/plain", "application/json;q=0, application/prs.hal-forms+json;q=0"):
-        response = api("support").get("/api/orders/", HTTP_ACCEPT=accept)
+        response = shop_api("support").get("/api/purchases/", HTTP_ACCEPT=accept)
         assert response.status_code == 406
         assert response.json()["code"] == "not_acceptable"
 
 
-def test_plain_hal_has_links_and_embedded_resources_but_no_forms(api: Any, demo: Demo) -> None:
-    client = api("support")
-    order = demo.order("demo-01")
-    item_response = client.get(f"/api/orders/{order.pk}/", HTTP_ACCEPT=HAL)
+def test_plain_hal_has_links_and_embedded_resources_but_no_forms(shop_api: Any, shop: Shop) -> None:
+    client = shop_api("support")
+    purchase = shop.purchase("p-01")
+    item_response = client.get(f"/api/purchases/{purchase.pk}/", HTTP_ACCEPT=HAL)
     item = item_response.json()
-    plain = client.get(f"/api/orders/{order.pk}/").json()
-    listing = client.get("/api/orders/", HTTP_ACCEPT=HAL).json()
+    plain = client.get(f"/api/purchases/{purchase.pk}/").json()
+    listing = client.get("/api/purchases/", HTTP_ACCEPT=HAL).json()
 
     assert _media_type(item_response) == HAL
     assert item["_links"]["self"]["href"] == plain["url"]
-    assert item["_links"]["collection"]["href"].endswith("/api/orders/")
+    assert item["_links"]["collection"]["href"].endswith("/api/purchases/")
     # The representation, affordance lists included: a HAL client still learns what
     # applies and where to send it.
     assert {key: value for key, value in item.items() if key != "_links"} == plain
-    assert listing["count"] == len(listing["_embedded"]["orders"])
-    assert listing["_links"]["self"]["href"].endswith("/api/orders/")
+    assert listing["count"] == len(listing["_embedded"]["purchases"])
+    assert listing["_links"]["self"]["href"].endswith("/api/purchases/")
     assert "_templates" not in json.dumps(listing) + json.dumps(item)
 
 
-def test_hal_and_hal_forms_tell_a_customer_nothing_more_than_json(api: Any, demo: Demo) -> None:
-    client = api("alice")
-    order = demo.order("demo-01")  # alice's
+def test_hal_and_hal_forms_tell_a_customer_nothing_more_than_json(
+    shop_api: Any, shop: Shop
+) -> None:
+    client = shop_api("alice")
+    purchase = shop.purchase("p-01")  # alice's
     for accept in (HAL, HAL_FORMS, KETTING_ACCEPT):
-        body = client.get(f"/api/orders/{order.pk}/", HTTP_ACCEPT=accept).content.decode()
-        for hidden in ("confirm_order", "ship_order", "deliver_order", "refund_order"):
+        body = client.get(f"/api/purchases/{purchase.pk}/", HTTP_ACCEPT=accept).content.decode()
+        for hidden in ("confirm_purchase", "ship_purchase", "deliver_purchase", "refund_purchase"):
             assert hidden not in body, (accept, hidden)
 
 
 @pytest.mark.parametrize(
     ("fmt", "served"), [("hal", HAL), ("hal-forms", HAL_FORMS), ("json", JSON)]
 )
-def test_format_picks_the_renderer_outright(api: Any, demo: Demo, fmt: str, served: str) -> None:
-    response = api("support").get(f"/api/orders/?format={fmt}", HTTP_ACCEPT=KETTING_ACCEPT)
+def test_format_picks_the_renderer_outright(
+    shop_api: Any, shop: Shop, fmt: str, served: str
+) -> None:
+    response = shop_api("support").get(f"/api/purchases/?format={fmt}", HTTP_ACCEPT=KETTING_ACCEPT)
     assert response.status_code == 200
     assert _media_type(response) == served
 
 
 @pytest.mark.parametrize("fmt", ["", "xml"])
-def test_a_format_no_renderer_has_is_404(api: Any, demo: Demo, fmt: str) -> None:
+def test_a_format_no_renderer_has_is_404(shop_api: Any, shop: Shop, fmt: str) -> None:
     # Present means chosen: an empty ?format= names no renderer, as ?format=xml.
-    response = api("support").get(f"/api/orders/?format={fmt}")
+    response = shop_api("support").get(f"/api/purchases/?format={fmt}")
     assert response.status_code == 404
 
 
-def test_the_accepted_media_type_keeps_the_clients_parameters(api: Any, demo: Demo) -> None:
+def test_the_accepted_media_type_keeps_the_clients_parameters(shop_api: Any, shop: Shop) -> None:
     # DRF's JSON renderer reads indent from the accepted type: it must survive ranking.
-    response = api("support").get("/api/operations/", HTTP_ACCEPT="application/json; indent=4")
+    response = shop_api("support").get("/api/operations/", HTTP_ACCEPT="application/json; indent=4")
     assert response.content.startswith(b'{\n    "operations"')
 
 
