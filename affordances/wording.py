@@ -70,14 +70,20 @@ def argument_words(
             for field in arguments["changed"]
         ]
     operation = get_catalog().lookup(name)
-    words = words_of(operation) if operation is not None and operation.urn == urn else {}
-    return [
-        (
-            words.get(key, key),
-            (words.get(value) if isinstance(value, str) else None) or _value(value),
-        )
-        for key, value in arguments.items()
-    ]
+    if operation is not None and operation.urn != urn:
+        operation = None  # another operation has the name now: its words are not these
+    words = words_of(operation) if operation is not None else {}
+    # In the input's own order: a stored record's keys come back in the database's order
+    # (PostgreSQL's jsonb sorts them by length), not the order they were written in.
+    inputs = input_fields(operation.input_serializer, {}) if operation is not None else []
+    place = {item.name: index for index, item in enumerate(inputs)}
+    ordered = sorted(arguments, key=lambda key: place.get(key, len(place)))
+    return [(words.get(key, key), _said(arguments[key], words)) for key in ordered]
+
+
+def _said(value: Any, words: dict[str, str]) -> str:
+    """A value in words: a choice or state by its label, anything else as written."""
+    return (words.get(value) if isinstance(value, str) else None) or _value(value)
 
 
 def _field_label(resource: Resource, name: str) -> str:
