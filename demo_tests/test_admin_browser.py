@@ -22,6 +22,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 from affordances.catalog import get_catalog
 from affordances.execution import perform
 from affordances.models import AuditRecord
+from demo_tests.axe import AXE, violations
 from orders.models import Order
 from orders.services import seed_demo
 
@@ -200,7 +201,6 @@ def test_support_cancels_an_unpaid_order_and_a_stale_page_is_refused(live_server
 
 # --- accessibility: axe-core over every page the app adds to the admin ----------------------
 
-AXE = Path(__file__).resolve().parents[1] / "clients" / "node_modules" / "axe-core" / "axe.min.js"
 # What axe-core reports that is Django's, not the app's: (rule, selector prefix), each
 # with why. Anything else serious or critical fails the test.
 DJANGO_OWN = {
@@ -213,25 +213,7 @@ DJANGO_OWN = {
 
 
 def _axe(page: Page) -> list[dict[str, object]]:
-    """axe-core's serious and critical violations on the page, node by node."""
-    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE))
-    result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
-    return [
-        {
-            "rule": violation["id"],
-            "impact": node["impact"],
-            "target": node["target"],
-            "summary": node["failureSummary"],
-        }
-        for violation in result["violations"]
-        for node in violation["nodes"]
-        if node["impact"] in ("serious", "critical")
-        and not any(
-            violation["id"] == rule and str(node["target"][0]).startswith(prefix)
-            for rule, prefix in DJANGO_OWN
-        )
-    ]
+    return violations(page, DJANGO_OWN)
 
 
 def test_every_page_the_app_adds_has_no_serious_accessibility_finding(live_server, browser_page):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,10 +22,11 @@ pytest.importorskip("playwright")
 from django.db import connections
 from playwright.sync_api import Page, expect, sync_playwright
 
+from demo_tests.axe import AXE
+from demo_tests.axe import violations as _axe
 from demo_tests.conftest import DEMO_PASSWORD, Demo
 
 CHROMIUM = "/usr/bin/chromium"
-AXE = Path(__file__).resolve().parents[1] / "clients" / "node_modules" / "axe-core" / "axe.min.js"
 
 if shutil.which(CHROMIUM) is None:
     pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)", allow_module_level=True)
@@ -55,24 +55,6 @@ def page(live_server: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Page]:
         finally:
             browser.close()
             connections.close_all()
-
-
-def _axe(page: Page) -> list[dict[str, object]]:
-    """axe-core's serious and critical violations on the page, node by node."""
-    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE))
-    result = page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")
-    return [
-        {
-            "rule": violation["id"],
-            "impact": node["impact"],
-            "target": node["target"],
-            "summary": node["failureSummary"],
-        }
-        for violation in result["violations"]
-        for node in violation["nodes"]
-        if node["impact"] in ("serious", "critical")
-    ]
 
 
 def _log_in(page: Page) -> None:
