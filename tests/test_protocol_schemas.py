@@ -1,9 +1,10 @@
 """The protocol's JSON Schema files (docs/protocol.md#schemas) are the library's own.
 
 Each committed ``docs/schemas/{name}.schema.json`` must be exactly what
-:func:`affordances.protocol.schema_text` generates, compared drf-spectacular's way: the
-generated text is written beside the reference (``{name}.schema.out.json``, ignored by
-git) and the test fails on any difference or on a missing reference. It never passes by
+:func:`affordances.protocol.schema_text` generates, compared by the suites' one golden
+mechanism (:mod:`tests.reference`): the generated text is written beside the reference
+(``{name}.schema.out.json``, ignored by git) and the test fails on any difference or on
+a missing reference. It never passes by
 regenerating: update the files with ``python manage.py affordances_schemas docs/schemas``
 and review the diff.
 """
@@ -17,19 +18,14 @@ import pytest
 from django.core.management import call_command
 
 from affordances.protocol import SCHEMA_NAMES, protocol_schema, schema_text
+from tests.reference import assert_matches_reference
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
 
 
 def assert_schema(name: str) -> None:
-    reference = SCHEMAS / f"{name}.schema.json"
-    generated = schema_text(name)
-    out = reference.with_name(f"{name}.schema.out.json")
-    out.write_text(generated, encoding="utf-8")
-    assert reference.exists(), f"{reference} is missing; the generated text is in {out}"
-    expected = reference.read_text(encoding="utf-8")
-    assert generated == expected, f"{reference} differs from the library's; see {out}"
-    out.unlink()
+    # The suites' one golden mechanism (tests/reference.py): as text, so key order counts.
+    assert_matches_reference(protocol_schema(name), SCHEMAS / f"{name}.schema.json")
 
 
 @pytest.mark.parametrize("name", SCHEMA_NAMES)
