@@ -25,7 +25,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from affordances.compat.drf import django_request
-from affordances.rest.exceptions import refusal_at
+from affordances.rest.base import refusal_at
 from affordances.rest.front_door import login_page
 
 __all__ = ["SwaggerView"]

@@ -20,7 +20,7 @@ from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework_simplejwt.tokens import AccessToken
 
-from affordances.mcp.forms import MAX_REDIRECTS, _fetch, canonical_url
+from affordances.mcp.forms_profile import MAX_REDIRECTS, _fetch, canonical_url
 from affordances.mcp.subrequest import OutsideApi
 from affordances.models import AuditRecord
 from config.urls import urlpatterns as project_patterns
@@ -184,7 +184,7 @@ def _request_as(demo: Demo, username: str) -> Any:
 @pytest.mark.django_db
 @override_settings(ROOT_URLCONF=HERE)
 def test_a_submission_is_resent_on_307_and_never_on_301(demo: Demo) -> None:
-    from affordances.mcp.forms import _Moved
+    from affordances.mcp.forms_profile import _Moved
 
     request = _request_as(demo, "support")
     pending = demo.orders["demo-01"]

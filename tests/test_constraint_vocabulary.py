@@ -52,7 +52,7 @@ from affordances.constraints import (
 )
 from affordances.evaluation import Available, Unavailable, evaluate
 from affordances.fieldschema import _NOT_BLANK
-from affordances.rest.forms import narrowed_input
+from affordances.rest.offered_inputs import narrowed_input
 from tests.generic import parcels_api
 from tests.generic.parcels import CONSTRAINTS, Parcel, ParcelInput
 from tests.hal_forms_spec import hal_forms_violations

@@ -14,7 +14,7 @@ from affordances import brokers, memo, tracing
 from affordances.caches import cached
 from affordances.mcp import authorization, listen, resources
 from affordances.mcp.context import Context
-from affordances.mcp.forms import FormsTools
+from affordances.mcp.forms_profile import FormsTools
 from affordances.mcp.profiles import Profile, ToolSetKind
 from affordances.mcp.tools import CatalogTools
 from affordances.mcp.transport.jsonrpc import INVALID_PARAMS, JsonRpcError

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 from affordances.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from affordances.rest.browsable import AffordancesBrowsableAPIRenderer
-    from affordances.rest.exceptions import (
+    from affordances.rest.base import (
         ProblemResponsesMixin,
         not_found_view,
         problem_exception_handler,
     )
+    from affordances.rest.browsable import AffordancesBrowsableAPIRenderer
     from affordances.rest.negotiation import ContentNegotiation
     from affordances.rest.openapi import AutoSchema
     from affordances.rest.renderers import (
@@ -64,7 +64,7 @@ _EXPORTS = {
     "ListResourceMixin": "viewsets",
     "OperationDetailView": "views",
     "OperationListView": "views",
-    "ProblemResponsesMixin": "exceptions",
+    "ProblemResponsesMixin": "base",
     "ResourceMixin": "viewsets",
     "ResourceRouter": "routers",
     "ResourceUrlField": "serializers",
@@ -72,8 +72,8 @@ _EXPORTS = {
     "RetrieveResourceMixin": "viewsets",
     "SchemaView": "schema",
     "TransitionActionsMixin": "viewsets",
-    "not_found_view": "exceptions",
-    "problem_exception_handler": "exceptions",
+    "not_found_view": "base",
+    "problem_exception_handler": "base",
 }
 
 __all__ = [

@@ -36,7 +36,7 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from affordances.catalog import get_catalog
 from affordances.events import POLL_MILLISECONDS
-from affordances.rest.forms import narrowed_input
+from affordances.rest.offered_inputs import narrowed_input
 
 __all__ = ["AffordancesBrowsableAPIRenderer", "LabelledFormRenderer"]
 

@@ -14,7 +14,7 @@ from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.operations import transition_method_names
 from affordances.resources import Resource
-from affordances.rest.exceptions import unmatched_route_view
+from affordances.rest.base import unmatched_route_view
 
 __all__ = ["ResourceRouter"]
 

@@ -37,7 +37,7 @@ from rest_framework.settings import api_settings
 from affordances import memo
 from affordances.conf import settings
 from affordances.encoding import canonical_json
-from affordances.rest.exceptions import ProblemResponsesMixin
+from affordances.rest.base import ProblemResponsesMixin
 from affordances.rest.memoized import MemoizedResponse
 from affordances.rest.openapi import caller_key
 from affordances.rest.views import conditional, representation_etag, vary_private

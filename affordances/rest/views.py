@@ -19,7 +19,7 @@ from affordances import routes
 from affordances.catalog import get_catalog
 from affordances.problems import Problem, ProblemCode
 from affordances.protocol import SCHEMA_NAMES, protocol_schema, schema_text
-from affordances.rest.exceptions import ProblemResponsesMixin, is_plain
+from affordances.rest.base import ProblemResponsesMixin, is_plain
 from affordances.rest.memoized import MemoizedResponse
 from affordances.rest.openapi_bodies import CATALOG, ENTRY_POINT, SCHEMA_DOCUMENT
 from affordances.rest.problem_documents import ProblemSerializer
@@ -38,7 +38,7 @@ __all__ = [
 
 def vary_private(response: Response) -> Response:
     """The body depends on who asks: shared caches must not serve it to someone else.
-    The app's fixed answers (:func:`~affordances.rest.exceptions.is_plain`) stay as they
+    The app's fixed answers (:func:`~affordances.rest.base.is_plain`) stay as they
     are, the same bytes on every route."""
     if is_plain(response):
         return response

@@ -39,9 +39,9 @@ from affordances.models import interface_of
 from affordances.operations import Operation
 from affordances.problems import Problem
 from affordances.resources import Resource
-from affordances.rest import forms, paging
+from affordances.rest import offered_inputs, paging
+from affordances.rest.base import ProblemResponsesMixin, caller
 from affordances.rest.documentation import PAGE_PARAM, PAGE_SIZE_PARAM
-from affordances.rest.exceptions import ProblemResponsesMixin, caller
 from affordances.rest.serializers import affordance_shape
 from affordances.rest.views import vary_private
 
@@ -349,7 +349,9 @@ class CreateResourceMixin:
         if method != "POST":
             return None
         request = self.request
-        return forms.offered_input(self._create_operation(), None, _caller(request), request)
+        return offered_inputs.offered_input(
+            self._create_operation(), None, _caller(request), request
+        )
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         operation = self._create_operation()
@@ -441,7 +443,7 @@ class TransitionActionsMixin:
         except (Problem, Http404, exceptions.APIException):
             return None
         request = self.request  # type: ignore[attr-defined]
-        return forms.offered_input(operation, instance, _caller(request), request)
+        return offered_inputs.offered_input(operation, instance, _caller(request), request)
 
     def is_hidden_route(self, request: Request) -> bool:
         # Asked before content negotiation, permissions and throttles: none of their
@@ -565,7 +567,7 @@ class EditResourceMixin:
         except (Problem, Http404, exceptions.APIException):
             return None
         request = self.request
-        return forms.offered_input(operation, instance, _caller(request), request)
+        return offered_inputs.offered_input(operation, instance, _caller(request), request)
 
     def partial_update(self, request: Request, pk: Any = None, **kwargs: Any) -> Response:
         # kwargs: what the patterns above the app's routes capture (a version in the path).

@@ -18,6 +18,7 @@ import json
 import pkgutil
 import re
 import signal
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import SimpleNamespace
@@ -51,7 +52,11 @@ def _compiled_patterns() -> dict[str, str]:
     for info in pkgutil.walk_packages(affordances.__path__, "affordances."):
         if ".migrations" in info.name or ".management" in info.name:
             continue
-        module = importlib.import_module(info.name)
+        # The walk imports every module on purpose, the deprecated import paths (which
+        # warn when imported) included.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
                 found[f"{info.name}.{name}"] = value.pattern
